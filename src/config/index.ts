@@ -1,0 +1,111 @@
+/**
+ * The environment, read once and validated in one place (DESIGN "Environment").
+ *
+ * Every setting has its default here; the README lists the same table. A bad value is a usage error
+ * (exit 2) whose message names the variable and what is expected, and never echoes a secret's value.
+ */
+import path from "node:path";
+import { z } from "zod";
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+const url = (name: string) =>
+  z.string().refine((v) => {
+    try {
+      new URL(v);
+      return true;
+    } catch {
+      return false;
+    }
+  }, `${name} must be an absolute URL`);
+
+const intFrom = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+const EnvSchema = z.object({
+  PAYOUTS_API_URL: url("PAYOUTS_API_URL").optional(),
+  PAYOUTS_API_KEY: z.string().min(1).optional(),
+  PAYOUTS_ENTITY_ID: z
+    .string()
+    .regex(/^(me|ent_[A-Za-z0-9_-]+)$/, "PAYOUTS_ENTITY_ID must be `me` or an ent_ id")
+    .default("me"),
+  PAYOUTS_WEBHOOK_SECRET: z.string().min(1).optional(),
+  REDIS_URL: url("REDIS_URL").default("redis://127.0.0.1:6379"),
+  DATA_DIR: z.string().min(1).default("./data"),
+  HTTP_PORT: intFrom(0, 65535).default(3000),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
+  PAYOUTS_API_TIMEOUT_MS: intFrom(100, 600_000).default(15_000),
+  WORKER_CONCURRENCY: intFrom(1, 256).default(8),
+  /** Global cap on payment creations per second across all workers (BullMQ limiter). */
+  PAYOUTS_RATE_LIMIT_PER_SECOND: intFrom(1, 100_000).default(50),
+  SCHEDULE_CRON: z.string().min(1).optional(),
+  SCHEDULE_TZ: z.string().min(1).default("UTC"),
+  NOTIFY_URL: url("NOTIFY_URL").optional(),
+});
+
+export interface AppConfig {
+  /** Base URL of the Partner Payouts Service, ending in /v2; undefined means "use the embedded sandbox" where allowed. */
+  apiUrl: string | undefined;
+  apiKey: string | undefined;
+  entityId: string;
+  /** The webhook signing secret; the spec keys signatures with the partner's API key, so that is the default. */
+  webhookSecret: string | undefined;
+  redisUrl: string;
+  dataDir: string;
+  httpPort: number;
+  logLevel: (typeof LOG_LEVELS)[number];
+  apiTimeoutMs: number;
+  workerConcurrency: number;
+  rateLimitPerSecond: number;
+  scheduleCron: string | undefined;
+  scheduleTz: string;
+  notifyUrl: string | undefined;
+}
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+/** Reads and validates the environment. Throws ConfigError naming each bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  // Blank values count as unset: `FOO= payouts ...` should mean the default, not an error.
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([k, v]) => k in EnvSchema.shape && v !== undefined && v.trim() !== ""),
+  );
+  const parsed = EnvSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => {
+      const name = String(i.path[0]);
+      return `  ${name}: ${i.message}`;
+    });
+    throw new ConfigError(`Invalid environment:\n${lines.join("\n")}`);
+  }
+  const e = parsed.data;
+  return {
+    apiUrl: e.PAYOUTS_API_URL?.replace(/\/+$/, ""),
+    apiKey: e.PAYOUTS_API_KEY,
+    entityId: e.PAYOUTS_ENTITY_ID,
+    webhookSecret: e.PAYOUTS_WEBHOOK_SECRET ?? e.PAYOUTS_API_KEY,
+    redisUrl: e.REDIS_URL,
+    dataDir: path.resolve(e.DATA_DIR),
+    httpPort: e.HTTP_PORT,
+    logLevel: e.LOG_LEVEL,
+    apiTimeoutMs: e.PAYOUTS_API_TIMEOUT_MS,
+    workerConcurrency: e.WORKER_CONCURRENCY,
+    rateLimitPerSecond: e.PAYOUTS_RATE_LIMIT_PER_SECOND,
+    scheduleCron: e.SCHEDULE_CRON,
+    scheduleTz: e.SCHEDULE_TZ,
+    notifyUrl: e.NOTIFY_URL,
+  };
+}
+
+/** The API connection, or a ConfigError saying which variable to set. */
+export function requireApi(config: AppConfig): { apiUrl: string; apiKey: string; entityId: string } {
+  const missing = [!config.apiUrl && "PAYOUTS_API_URL", !config.apiKey && "PAYOUTS_API_KEY"].filter(Boolean);
+  if (missing.length > 0) {
+    throw new ConfigError(
+      `${missing.join(" and ")} must be set to reach the Partner Payouts Service ` +
+        "(or run `payouts sandbox` and point PAYOUTS_API_URL at it).",
+    );
+  }
+  return { apiUrl: config.apiUrl!, apiKey: config.apiKey!, entityId: config.entityId };
+}

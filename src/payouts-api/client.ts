@@ -1,0 +1,107 @@
+/**
+ * The typed client of the Partner Payouts Service: `createPayoutsClient(options)` returns resource
+ * groups (`accounts`, `payments`, `tools`, ...) over one request function that handles headers,
+ * retries with the same Idempotency-Key and body, response validation and secret scrubbing.
+ */
+import { randomUUID } from "node:crypto";
+import { Agent, type Dispatcher } from "undici";
+import { type ClientLogger, createRequester, type RequestHooks } from "./request.js";
+import { accountsResource } from "./resources/accounts.js";
+import { beneficialOwnersResource, entitiesResource } from "./resources/entities.js";
+import {
+  accountLinksResource,
+  attachmentsResource,
+  limitationsResource,
+  webhookResource,
+} from "./resources/misc.js";
+import { paymentsResource } from "./resources/payments.js";
+import type { ResourceContext } from "./resources/resource-context.js";
+import { toolsResource } from "./resources/tools.js";
+import { DEFAULT_RETRY_OPTIONS, type RetryOptions } from "./retry-policy.js";
+
+export interface PayoutsClientOptions {
+  /** Service base URL including its `/v2` segment, e.g. `https://api.example.com/v2`. Required. */
+  baseUrl: string;
+  /** Raw API key, sent as the `api-key` header. Required. Never logged nor put in errors. */
+  apiKey: string;
+  /** `Service-Entity-Id` on entity-scoped endpoints: `ent_...` or `me`. Default `me`. */
+  entityId?: string;
+  /** Per-try limit for the response headers and for each gap in the body (undici). Default 30 000 ms. */
+  timeoutMs?: number;
+  /** Retry settings; missing fields use {@link DEFAULT_RETRY_OPTIONS}. `{ maxAttempts: 1 }` disables. */
+  retry?: Partial<RetryOptions>;
+  /** Receives one `debug` line per try (method, path, status, attempt, duration). */
+  logger?: ClientLogger;
+  /** Hooks per try, e.g. for metrics. */
+  hooks?: RequestHooks;
+  /** `User-Agent` header. Default `payouts/<version> node/<version>`. */
+  userAgent?: string;
+  /**
+   * undici dispatcher to use. Default: a keep-alive `Agent` owned (and closed) by the client. A
+   * dispatcher passed in belongs to the caller and is not closed by `close()`.
+   */
+  dispatcher?: Dispatcher;
+  /** Random source of the backoff jitter, [0, 1). For tests. */
+  random?: () => number;
+}
+
+export const DEFAULT_TIMEOUT_MS = 30_000;
+const CLIENT_VERSION = "0.1.0";
+/** How long an idle keep-alive connection is kept for the next request. */
+const KEEP_ALIVE_MS = 30_000;
+
+export function createPayoutsClient(options: PayoutsClientOptions) {
+  if (!options.baseUrl) throw new TypeError("createPayoutsClient: baseUrl is required");
+  if (!options.apiKey) throw new TypeError("createPayoutsClient: apiKey is required");
+  const baseUrl = new URL(options.baseUrl).toString();
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const ownsDispatcher = options.dispatcher === undefined;
+  const dispatcher =
+    options.dispatcher ??
+    new Agent({
+      keepAliveTimeout: KEEP_ALIVE_MS,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      connect: { timeout: timeoutMs },
+    });
+  const entityId = options.entityId ?? "me";
+
+  const requester = createRequester({
+    baseUrl,
+    apiKey: options.apiKey,
+    entityId,
+    timeoutMs,
+    retry: { ...DEFAULT_RETRY_OPTIONS, ...options.retry },
+    userAgent: options.userAgent ?? `payouts/${CLIENT_VERSION} node/${process.version}`,
+    dispatcher,
+    logger: options.logger,
+    hooks: options.hooks,
+    random: options.random,
+  });
+  const ctx: ResourceContext = { requester, entityId, newIdempotencyKey: randomUUID };
+
+  let closing: Promise<void> | undefined;
+  return {
+    /** The entity this client acts for (`Service-Entity-Id`). */
+    entityId,
+    accounts: accountsResource(ctx),
+    payments: paymentsResource(ctx),
+    tools: toolsResource(ctx),
+    limitations: limitationsResource(ctx),
+    beneficialOwners: beneficialOwnersResource(ctx),
+    entities: entitiesResource(ctx),
+    attachments: attachmentsResource(ctx),
+    accountLinks: accountLinksResource(ctx),
+    webhook: webhookResource(ctx),
+    /** Aborts in-flight calls and backoff waits, then closes the client's own connections. Idempotent. */
+    close(): Promise<void> {
+      closing ??= (async () => {
+        requester.abortAll();
+        if (ownsDispatcher) await dispatcher.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+export type PayoutsClient = ReturnType<typeof createPayoutsClient>;

@@ -1,0 +1,43 @@
+/** Public face of the Partner Payouts Service client. Import from here, not from the files behind it. */
+export {
+  createPayoutsClient,
+  DEFAULT_TIMEOUT_MS,
+  type PayoutsClient,
+  type PayoutsClientOptions,
+} from "./client.js";
+export {
+  CONNECTION_ERROR_TYPE,
+  errorFromResponse,
+  isFinalError,
+  isRateLimited,
+  isTransportRetryable,
+  PayoutsApiAuthenticationError,
+  PayoutsApiAuthorizationError,
+  PayoutsApiConflictError,
+  PayoutsApiConnectionError,
+  PayoutsApiError,
+  type PayoutsApiErrorInit,
+  PayoutsApiInternalError,
+  PayoutsApiInvalidRequestError,
+  PayoutsApiNotFoundError,
+  PayoutsApiRateLimitError,
+  PayoutsApiServiceUnavailableError,
+  type PayoutsErrorType,
+  parseRetryAfter,
+  RETRYABLE_TRANSPORT_CODES,
+} from "./errors.js";
+export { paginate } from "./pagination.js";
+export { type ListQuery, toQueryString } from "./query.js";
+export type { AttemptInfo, ClientLogger, HttpMethod, RequestHooks } from "./request.js";
+export type { PaymentCreateOptions } from "./resources/payments.js";
+export type { ReadOptions, WriteOptions } from "./resources/resource-context.js";
+export {
+  backoffDelayMs,
+  DEFAULT_RETRY_OPTIONS,
+  decideRetry,
+  type RetryDecision,
+  type RetryOptions,
+  type RetryReason,
+  retryReasonOf,
+} from "./retry-policy.js";
+export * from "./wire-types.js";

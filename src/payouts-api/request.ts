@@ -1,0 +1,235 @@
+/**
+ * THE request function of the Payouts client: every resource method goes through {@link
+ * createRequester}'s `send`. It owns the headers, the retry loop, response validation and the
+ * scrubbing of secrets from errors, so resource modules stay declarations of paths and schemas.
+ */
+import { setMaxListeners } from "node:events";
+import { setTimeout as sleep } from "node:timers/promises";
+import { type Dispatcher, request } from "undici";
+import type { z } from "zod";
+import {
+  connectionErrorFrom,
+  errorFromResponse,
+  invalidResponseError,
+  PayoutsApiConnectionError,
+  type PayoutsApiError,
+  redactErrorSecrets,
+} from "./errors.js";
+import { type ListQuery, toQueryString } from "./query.js";
+import { decideRetry, type RetryOptions } from "./retry-policy.js";
+import { HEADERS, IDEMPOTENCY_KEY_MAX } from "./wire-types.js";
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/** What one try looked like: for metrics and debug logs. Never carries headers, bodies or the key. */
+export interface AttemptInfo {
+  method: HttpMethod;
+  /** Path without the query string, e.g. `/payments/pay_123`. */
+  path: string;
+  /** 1 for the first try. */
+  attempt: number;
+  /** HTTP status, 0 when no answer arrived. */
+  status: number;
+  durationMs: number;
+  /** Error code when the try failed (`VALIDATION_ERROR`, `ECONNRESET`, ...). */
+  errorCode?: string;
+  /** Set when the client will try again after this many milliseconds. */
+  retryInMs?: number;
+}
+
+/** The part of a pino logger the client uses (any logger with `debug(obj, msg)` fits). */
+export interface ClientLogger {
+  debug(obj: object, msg?: string): void;
+}
+
+export interface RequestHooks {
+  /** Called before each try is sent. */
+  onRequest?(info: Pick<AttemptInfo, "method" | "path" | "attempt">): void;
+  /** Called after each try, successful or not. */
+  onResponse?(info: AttemptInfo): void;
+}
+
+export interface RequesterConfig {
+  baseUrl: string;
+  apiKey: string;
+  entityId: string;
+  timeoutMs: number;
+  retry: RetryOptions;
+  userAgent: string;
+  dispatcher: Dispatcher;
+  logger?: ClientLogger | undefined;
+  hooks?: RequestHooks | undefined;
+  /** Random source of the backoff jitter, [0, 1). Tests pass a fixed one. */
+  random?: (() => number) | undefined;
+}
+
+export interface ApiRequest<T> {
+  method: HttpMethod;
+  /** Path below the base URL, starting with `/`; ids already URL-encoded. */
+  path: string;
+  query?: ListQuery | undefined;
+  /** JSON body; serialized ONCE so every retry sends the same bytes. */
+  body?: unknown;
+  /** Schema of a 2xx body; without one the body is ignored (e.g. DELETE). */
+  schema?: z.ZodType<T> | undefined;
+  /** Send `Service-Entity-Id` (accounts, payments, limitations, tools, attachments, links). */
+  entityScoped: boolean;
+  idempotencyKey?: string | undefined;
+  sonarToken?: string | undefined;
+  /** Aborts the request and any backoff wait. */
+  signal?: AbortSignal | undefined;
+}
+
+export interface Requester {
+  send<T>(req: ApiRequest<T>): Promise<T>;
+  /** Aborts in-flight requests and backoff waits; later calls fail with `CLIENT_CLOSED`. */
+  abortAll(): void;
+}
+
+const MAX_REPORTED_PROBLEMS = 10;
+
+function headerValue(headers: Record<string, string | string[] | undefined>, name: string) {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function closedError(operation: string): PayoutsApiConnectionError {
+  return new PayoutsApiConnectionError({
+    code: "CLIENT_CLOSED",
+    message: `${operation}: the client is closed`,
+  });
+}
+
+export function createRequester(config: RequesterConfig): Requester {
+  const base = config.baseUrl.replace(/\/+$/, "");
+  const secrets = [config.apiKey];
+  const random = config.random ?? Math.random;
+  const lifetime = new AbortController();
+  // Every in-flight call and backoff wait listens on this one signal; a busy worker has many at once.
+  setMaxListeners(0, lifetime.signal);
+
+  /** The caller's signal or `close()` ended the call: never retried. */
+  function abortedError(operation: string): PayoutsApiConnectionError {
+    if (lifetime.signal.aborted) return closedError(operation);
+    return new PayoutsApiConnectionError({ code: "ABORTED", message: `${operation}: aborted by the caller` });
+  }
+
+  async function attemptOnce<T>(
+    req: ApiRequest<T>,
+    url: string,
+    headers: Record<string, string>,
+    body: Buffer | undefined,
+    operation: string,
+    signal: AbortSignal,
+  ): Promise<{ value: T; status: number } | { error: PayoutsApiError }> {
+    let status: number;
+    let responseHeaders: Record<string, string | string[] | undefined>;
+    let text: string;
+    try {
+      const response = await request(url, {
+        method: req.method,
+        headers,
+        body,
+        dispatcher: config.dispatcher,
+        headersTimeout: config.timeoutMs,
+        bodyTimeout: config.timeoutMs,
+        signal,
+      });
+      status = response.statusCode;
+      responseHeaders = response.headers;
+      text = await response.body.text();
+    } catch (err) {
+      if (signal.aborted) return { error: abortedError(operation) };
+      return { error: connectionErrorFrom(err, operation) };
+    }
+
+    if (status < 200 || status >= 300) return { error: errorFromResponse(status, text, responseHeaders) };
+
+    const requestId =
+      headerValue(responseHeaders, "x-request-id") ?? headerValue(responseHeaders, "request-id");
+    if (!req.schema) return { value: undefined as T, status };
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      return { error: invalidResponseError(status, operation, ["body is not JSON"], requestId) };
+    }
+    const parsed = req.schema.safeParse(json);
+    if (!parsed.success) {
+      // Paths and messages only: zod issues here carry no input values, so nothing from the body
+      // (which could hold bank details) is echoed.
+      const problems = parsed.error.issues
+        .slice(0, MAX_REPORTED_PROBLEMS)
+        .map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`);
+      return { error: invalidResponseError(status, operation, problems, requestId) };
+    }
+    return { value: parsed.data, status };
+  }
+
+  async function send<T>(req: ApiRequest<T>): Promise<T> {
+    const operation = `${req.method} ${req.path}`;
+    if (lifetime.signal.aborted) throw closedError(operation);
+    if (req.idempotencyKey !== undefined) {
+      if (req.idempotencyKey.length === 0 || req.idempotencyKey.length > IDEMPOTENCY_KEY_MAX) {
+        throw new TypeError(`Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX} characters`);
+      }
+    }
+
+    const url = `${base}${req.path}${toQueryString(req.query)}`;
+    const body = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body), "utf8");
+    const headers: Record<string, string> = {
+      [HEADERS.apiKey]: config.apiKey,
+      accept: "application/json",
+      "user-agent": config.userAgent,
+    };
+    if (body) headers["content-type"] = "application/json";
+    if (req.entityScoped) headers[HEADERS.entity] = config.entityId;
+    if (req.idempotencyKey !== undefined) headers[HEADERS.idempotencyKey] = req.idempotencyKey;
+    if (req.sonarToken !== undefined) headers[HEADERS.sonarToken] = req.sonarToken;
+
+    const signal = req.signal ? AbortSignal.any([lifetime.signal, req.signal]) : lifetime.signal;
+
+    for (let attempt = 1; ; attempt++) {
+      config.hooks?.onRequest?.({ method: req.method, path: req.path, attempt });
+      const started = performance.now();
+      const outcome = await attemptOnce(req, url, headers, body, operation, signal);
+      const durationMs = Math.round(performance.now() - started);
+
+      if ("value" in outcome) {
+        report({ method: req.method, path: req.path, attempt, status: outcome.status, durationMs });
+        return outcome.value;
+      }
+
+      const error = redactErrorSecrets(outcome.error, secrets);
+      const decision = signal.aborted
+        ? ({ retry: false } as const)
+        : decideRetry(error, attempt, config.retry, random);
+      const info: AttemptInfo = {
+        method: req.method,
+        path: req.path,
+        attempt,
+        status: error.status,
+        durationMs,
+        errorCode: error.code,
+      };
+      if (decision.retry) info.retryInMs = decision.delayMs;
+      report(info);
+      if (!decision.retry) throw error;
+      try {
+        await sleep(decision.delayMs, undefined, { signal });
+      } catch {
+        throw abortedError(operation);
+      }
+    }
+  }
+
+  function report(info: AttemptInfo): void {
+    config.hooks?.onResponse?.(info);
+    config.logger?.debug(info, "payouts api request");
+  }
+
+  return {
+    send,
+    abortAll: () => lifetime.abort(),
+  };
+}

@@ -1,0 +1,60 @@
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig, requireApi } from "../../../src/config/index.js";
+
+describe("loadConfig", () => {
+  it("applies the documented defaults when nothing is set", () => {
+    const c = loadConfig({});
+    expect(c.entityId).toBe("me");
+    expect(c.redisUrl).toBe("redis://127.0.0.1:6379");
+    expect(c.dataDir).toBe(path.resolve("./data"));
+    expect(c.httpPort).toBe(3000);
+    expect(c.logLevel).toBe("info");
+    expect(c.apiUrl).toBeUndefined();
+  });
+
+  it("defaults the webhook secret to the API key, as the spec signs with the key", () => {
+    expect(loadConfig({ PAYOUTS_API_KEY: "k1" }).webhookSecret).toBe("k1");
+    expect(loadConfig({ PAYOUTS_API_KEY: "k1", PAYOUTS_WEBHOOK_SECRET: "s2" }).webhookSecret).toBe("s2");
+  });
+
+  it("treats blank values as unset and trims a trailing slash from the API URL", () => {
+    const c = loadConfig({ HTTP_PORT: "  ", PAYOUTS_API_URL: "http://127.0.0.1:8080/v2/" });
+    expect(c.httpPort).toBe(3000);
+    expect(c.apiUrl).toBe("http://127.0.0.1:8080/v2");
+  });
+
+  it("names every bad variable in one error", () => {
+    let err: unknown;
+    try {
+      loadConfig({ HTTP_PORT: "70000", REDIS_URL: "not a url", LOG_LEVEL: "loud" });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const msg = (err as Error).message;
+    expect(msg).toContain("HTTP_PORT");
+    expect(msg).toContain("REDIS_URL");
+    expect(msg).toContain("LOG_LEVEL");
+  });
+
+  it("never echoes a secret's value in its error", () => {
+    const secret = "sk_live_do_not_print_me";
+    try {
+      loadConfig({ PAYOUTS_API_KEY: secret, PAYOUTS_ENTITY_ID: "bogus entity" });
+      expect.unreachable();
+    } catch (e) {
+      expect((e as Error).message).toContain("PAYOUTS_ENTITY_ID");
+      expect((e as Error).message).not.toContain(secret);
+    }
+  });
+
+  it("requireApi says which variables are missing", () => {
+    expect(() => requireApi(loadConfig({}))).toThrow(/PAYOUTS_API_URL and PAYOUTS_API_KEY/);
+    expect(requireApi(loadConfig({ PAYOUTS_API_URL: "http://x/v2", PAYOUTS_API_KEY: "k" }))).toEqual({
+      apiUrl: "http://x/v2",
+      apiKey: "k",
+      entityId: "me",
+    });
+  });
+});
