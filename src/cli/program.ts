@@ -1,0 +1,41 @@
+/**
+ * `payouts <command>`: the command line. Each command lives in its own module under commands/ and
+ * registers itself on the program; this file only wires them and turns errors into exit codes.
+ */
+import { Command, CommanderError } from "commander";
+import { ConfigError } from "../config/index.js";
+import { registerDemo } from "./commands/demo.js";
+import { registerSandbox } from "./commands/sandbox.js";
+import { CliError, EXIT } from "./exit-codes.js";
+
+export function buildProgram(): Command {
+  const program = new Command("payouts")
+    .description("Batch payouts from spreadsheets, on the Partner Payouts Service")
+    .version("0.1.0")
+    .showHelpAfterError()
+    .exitOverride();
+  registerDemo(program);
+  registerSandbox(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return typeof process.exitCode === "number" ? process.exitCode : EXIT.ok;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // --help and --version end through here with exit code 0; real usage errors were printed already.
+      return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    if (err instanceof CliError || err instanceof ConfigError) {
+      process.stderr.write(`payouts: ${err.message}\n`);
+      return err instanceof CliError ? err.exitCode : EXIT.usage;
+    }
+    process.stderr.write(
+      `payouts: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+    return EXIT.usage;
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * Moves payments along on a configurable clock: scheduled → in-progress after `toInProgressMs`, then
+ * completed or failed after `toFinalMs` more. Amounts ending in 77 are held in `scheduled` (under
+ * review); those ending in 13 fail. Fees are recorded when a payment goes in-progress.
+ */
+import { feesFor, finalStatusFor } from "./rules.js";
+import type { SandboxState, StoredPayment } from "./state.js";
+
+export interface ProgressionClock {
+  toInProgressMs: number;
+  toFinalMs: number;
+}
+
+export const DEFAULT_CLOCK: ProgressionClock = { toInProgressMs: 1500, toFinalMs: 3000 };
+
+export class PaymentProgression {
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private closed = false;
+
+  constructor(
+    private readonly state: SandboxState,
+    private readonly clock: ProgressionClock,
+  ) {}
+
+  /** Starts the life cycle of a just-created payment. */
+  track(stored: StoredPayment): void {
+    if (stored.outcome === "hold") return;
+    this.later(this.clock.toInProgressMs, () => {
+      if (!this.advance(stored, "scheduled", "in-progress")) return;
+      this.later(this.clock.toFinalMs, () => {
+        this.advance(stored, "in-progress", finalStatusFor(stored.outcome));
+      });
+    });
+  }
+
+  private later(ms: number, fn: () => void): void {
+    if (this.closed) return;
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      fn();
+    }, ms);
+    // Unref'd: a sandbox left running must never keep a test process or CLI alive by itself.
+    t.unref();
+    this.timers.add(t);
+  }
+
+  /** Applies one transition if the payment is still in `from` (a cancellation may have won the race). */
+  private advance(
+    stored: StoredPayment,
+    from: StoredPayment["payment"]["status"],
+    to: StoredPayment["payment"]["status"],
+  ): boolean {
+    const p = stored.payment;
+    if (this.closed || p.status !== from) return false;
+    p.status = to;
+    if (to === "in-progress") {
+      p.fees = feesFor({
+        deliveryPreference: p.deliveryPreference,
+        usdAmount: stored.usdAmount,
+        originatingType: stored.originatingType,
+      });
+    }
+    p.updatedAt = this.state.isoNow();
+    this.state.emit("api.payment.updated", {
+      id: p.id,
+      entityId: stored.entityId,
+      externalId: p.externalId,
+      metadata: p.metadata,
+    });
+    return true;
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+  }
+}

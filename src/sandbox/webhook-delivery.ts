@@ -1,0 +1,115 @@
+/**
+ * Delivers events to the partner's webhook endpoint: signed JSON POSTs, retried with exponential
+ * backoff on a non-2xx answer or a connection error, the same messageId on every attempt.
+ */
+import { createHmac } from "node:crypto";
+import type { WebhookDelivery } from "../payouts-api/wire-types.js";
+import { type FaultConfig, SHUFFLE_MAX_DELAY_MS } from "./faults.js";
+import type { EmittedEvent, SandboxState } from "./state.js";
+
+export interface WebhookRetryConfig {
+  /** Total attempts per delivery, the first included. */
+  attempts: number;
+  /** Delay before the second attempt; doubles each time. */
+  baseDelayMs: number;
+}
+
+export const DEFAULT_WEBHOOK_RETRY: WebhookRetryConfig = { attempts: 5, baseDelayMs: 500 };
+const ATTEMPT_TIMEOUT_MS = 5000;
+
+export function signWebhookBody(secret: string, rawBody: Buffer): string {
+  return createHmac("sha256", secret).update(rawBody).digest("hex");
+}
+
+interface Logger {
+  warn(obj: object, msg?: string): void;
+}
+
+export class WebhookDeliverer {
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly inFlight = new Set<AbortController>();
+  private closed = false;
+
+  constructor(
+    private readonly state: SandboxState,
+    private readonly retry: WebhookRetryConfig,
+    private readonly faults: () => FaultConfig,
+    private readonly logger?: Logger,
+  ) {}
+
+  /** Called for every emitted event; sends it when the endpoint is active and subscribed. */
+  handle(event: EmittedEvent): void {
+    const endpoint = this.state.webhook;
+    if (this.closed || !endpoint || !endpoint.isActive || !endpoint.events.includes(event.delivery.event))
+      return;
+    const faults = this.faults();
+    const copies = faults.duplicateWebhookRate > 0 && Math.random() < faults.duplicateWebhookRate ? 2 : 1;
+    for (let i = 0; i < copies; i++) {
+      const delay = faults.shuffleWebhooks ? Math.random() * SHUFFLE_MAX_DELAY_MS : 0;
+      this.schedule(delay, () => this.attempt(event.delivery, 1));
+    }
+  }
+
+  private schedule(ms: number, fn: () => void): void {
+    if (this.closed) return;
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      fn();
+    }, ms);
+    t.unref();
+    this.timers.add(t);
+  }
+
+  private async attempt(delivery: WebhookDelivery, attempt: number): Promise<void> {
+    const endpoint = this.state.webhook;
+    // Deleting or pausing the endpoint stops pending retries too.
+    if (this.closed || !endpoint || !endpoint.isActive) return;
+    const raw = Buffer.from(JSON.stringify(delivery), "utf8");
+    const controller = new AbortController();
+    const timeout = setTimeout(() => controller.abort(), ATTEMPT_TIMEOUT_MS);
+    timeout.unref();
+    this.inFlight.add(controller);
+    let ok = false;
+    let outcome = "";
+    try {
+      const res = await fetch(endpoint.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "x-service-signature": signWebhookBody(this.state.partner.webhookSecret, raw),
+          "x-service-delivery-id": delivery.messageId,
+        },
+        body: raw,
+        signal: controller.signal,
+      });
+      await res.arrayBuffer().catch(() => undefined);
+      ok = res.status >= 200 && res.status < 300;
+      outcome = `HTTP ${res.status}`;
+    } catch (err) {
+      outcome = (err as Error).name === "AbortError" ? "timeout" : "connection error";
+    } finally {
+      clearTimeout(timeout);
+      this.inFlight.delete(controller);
+    }
+    if (ok || this.closed) return;
+    if (attempt >= this.retry.attempts) {
+      this.logger?.warn(
+        { messageId: delivery.messageId, event: delivery.event, attempts: attempt, outcome },
+        "sandbox webhook delivery gave up",
+      );
+      return;
+    }
+    this.schedule(
+      this.retry.baseDelayMs * 2 ** (attempt - 1),
+      () => void this.attempt(delivery, attempt + 1),
+    );
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    for (const c of this.inFlight) c.abort();
+    this.inFlight.clear();
+  }
+}
