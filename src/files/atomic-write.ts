@@ -1,0 +1,110 @@
+/**
+ * Atomic file writes (DESIGN rule 7): readers of a result file, a report or a template never see a
+ * half-written file. The data goes to a temp file in the target's own directory (so the final rename
+ * never crosses a file system), is flushed to disk, and is then renamed over the target in one step.
+ * On any failure the temp file is removed and an existing target is left exactly as it was.
+ */
+import { randomBytes } from "node:crypto";
+import { once } from "node:events";
+import type { FileHandle } from "node:fs/promises";
+import { open, rename, unlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import type { Writable } from "node:stream";
+
+/** Streams the content into `out`. It may end `out` itself; if it does not, it is ended for it. */
+export type StreamProducer = (out: Writable) => Promise<void>;
+
+export interface AtomicWriteOptions {
+  /** File mode of a newly created file (before the umask). Default `0o644`. */
+  mode?: number;
+}
+
+/** The temp-file name used beside `target`: hidden, unique, and recognisable as ours (`.tmp`). */
+export function tempPathFor(target: string): string {
+  return join(dirname(target), `.${basename(target)}.${randomBytes(6).toString("hex")}.tmp`);
+}
+
+/** Writes `data` (text is UTF-8) or what `producer` streams to `target`, all or nothing. */
+export async function writeFileAtomic(
+  target: string,
+  data: string | Uint8Array | StreamProducer,
+  options: AtomicWriteOptions = {},
+): Promise<void> {
+  const temp = tempPathFor(target);
+  // "wx": never follow or reuse an existing file under the temp name.
+  const handle = await open(temp, "wx", options.mode ?? 0o644);
+  let closed = false;
+  try {
+    // The data must be on disk before the rename makes it visible, or a crash could publish an
+    // empty file. streamInto syncs before it releases the handle (its stream closes the handle).
+    if (typeof data === "function") {
+      await streamInto(handle, data);
+    } else {
+      await handle.writeFile(data);
+      await handle.sync();
+    }
+    await handle.close();
+    closed = true;
+    await rename(temp, target);
+  } catch (error) {
+    if (!closed) await handle.close().catch(() => undefined);
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+  await syncDirectory(dirname(target));
+}
+
+async function streamInto(handle: FileHandle, producer: StreamProducer): Promise<void> {
+  // autoClose off: the handle must stay open for the fsync after the stream finishes.
+  const out = handle.createWriteStream({ autoClose: false });
+  // Errors are reported through `settled` below; this keeps a late error (a producer still writing
+  // after it failed) from becoming an uncaught exception.
+  out.on("error", () => undefined);
+  try {
+    await producer(out);
+    if (!out.writableEnded) out.end();
+    await settled(out);
+    await handle.sync();
+  } catch (error) {
+    // Not destroy() straight away: a write may still be in flight on the handle, and destroying
+    // under it throws asynchronously. Ending lets it complete; the temp file is deleted after.
+    if (!out.writableEnded) out.end();
+    await settled(out).catch(() => undefined);
+    throw error;
+  } finally {
+    // A live stream holds a reference on the handle, and FileHandle.close() waits for it forever.
+    out.destroy();
+    if (!out.closed) await once(out, "close").catch(() => undefined);
+  }
+}
+
+/** Resolves when every written chunk reached the file; rejects on the stream's error. */
+function settled(out: Writable): Promise<void> {
+  if (out.errored) return Promise.reject(out.errored);
+  if (out.writableFinished) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const onFinish = () => {
+      out.off("error", onError);
+      resolve();
+    };
+    const onError = (error: Error) => {
+      out.off("finish", onFinish);
+      reject(error);
+    };
+    out.once("finish", onFinish);
+    out.once("error", onError);
+  });
+}
+
+/** Makes the rename itself durable. Best effort: some file systems refuse to fsync a directory. */
+async function syncDirectory(dir: string): Promise<void> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(dir, "r");
+    await handle.sync();
+  } catch {
+    // The file content is already durable; only the directory entry might be lost on power failure.
+  } finally {
+    await handle?.close().catch(() => undefined);
+  }
+}
