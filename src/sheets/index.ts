@@ -1,0 +1,24 @@
+/**
+ * Reading payout sheets (CSV and XLSX) as streams of rows. `openSheet` is the entry point; the pure
+ * helpers are exported for the validator, the template writer and tests.
+ */
+export { dateText, excelSerialToDate, isDateFormat, normaliseCellValue } from "./cell-value.js";
+export type { CsvDelimiter } from "./delimiter.js";
+export { detectDelimiter, parseSepLine } from "./delimiter.js";
+export type { CsvEncoding, EncodingSniff } from "./encoding.js";
+export { sniffEncoding } from "./encoding.js";
+export type { SheetColumnName } from "./header.js";
+export { canonicalColumn, findHeader, HEADER_SEARCH_ROWS, SHEET_COLUMNS } from "./header.js";
+export type { SheetFormat } from "./open-sheet.js";
+export { openSheet, sheetFormatOf } from "./open-sheet.js";
+export type {
+  OpenedSheet,
+  OpenSheetOptions,
+  SheetCell,
+  SheetCellKind,
+  SheetColumn,
+  SheetHeader,
+  SheetReadErrorCode,
+  SheetRow,
+} from "./types.js";
+export { columnLetter, SheetReadError } from "./types.js";
