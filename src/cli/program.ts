@@ -6,6 +6,9 @@ import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/index.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerSandbox } from "./commands/sandbox.js";
+import { registerTemplate } from "./commands/template.js";
+import { registerValidate } from "./commands/validate.js";
+import { registerPipelineCommands } from "./commands/worker.js";
 import { CliError, EXIT } from "./exit-codes.js";
 
 export function buildProgram(): Command {
@@ -16,6 +19,9 @@ export function buildProgram(): Command {
     .exitOverride();
   registerDemo(program);
   registerSandbox(program);
+  registerTemplate(program);
+  registerValidate(program);
+  registerPipelineCommands(program);
   return program;
 }
 

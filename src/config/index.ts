@@ -98,13 +98,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   };
 }
 
-/** The API connection, or a ConfigError saying which variable to set. */
-export function requireApi(config: AppConfig): { apiUrl: string; apiKey: string; entityId: string } {
+/** The API connection, or a ConfigError saying which variables to set. */
+export function requireApi(
+  config: AppConfig,
+  hint = "(or run `payouts sandbox` and point PAYOUTS_API_URL at it)",
+): { apiUrl: string; apiKey: string; entityId: string } {
   const missing = [!config.apiUrl && "PAYOUTS_API_URL", !config.apiKey && "PAYOUTS_API_KEY"].filter(Boolean);
   if (missing.length > 0) {
     throw new ConfigError(
-      `${missing.join(" and ")} must be set to reach the Partner Payouts Service ` +
-        "(or run `payouts sandbox` and point PAYOUTS_API_URL at it).",
+      `${missing.join(" and ")} must be set to reach the Partner Payouts Service ${hint}`,
     );
   }
   return { apiUrl: config.apiUrl!, apiKey: config.apiKey!, entityId: config.entityId };

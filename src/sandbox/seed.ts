@@ -3,11 +3,9 @@
  * account and owner data in response form (last four characters only), so no full bank, card or tax
  * identifier is ever written to a file.
  */
-import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { z } from "zod";
+import { packageFile } from "../assets/index.js";
 import {
   Account,
   BeneficialOwner,
@@ -80,18 +78,9 @@ export async function loadSeed(path: string): Promise<SandboxSeed> {
   return parseSeed(json, path);
 }
 
-/**
- * Finds a file under the repository's `samples/`. Walks up from this module because it runs both from
- * `src/sandbox/` (tests, tsx) and from `dist/src/sandbox/` (built CLI).
- */
+/** A file under the package's `samples/`. */
 export function samplePath(fileName: string): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 5; i++) {
-    const candidate = resolve(dir, "samples", fileName);
-    if (existsSync(candidate)) return candidate;
-    dir = dirname(dir);
-  }
-  throw new Error(`samples/${fileName} not found above ${fileURLToPath(import.meta.url)}`);
+  return packageFile(`samples/${fileName}`);
 }
 
 export const DEFAULT_SEED_FILE = "sandbox-seed.json";

@@ -7,41 +7,39 @@
  * settle and prints what happened.
  */
 import { randomUUID } from "node:crypto";
+import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Command } from "commander";
+import { packageFile } from "../../assets/index.js";
 import { loadConfig } from "../../config/index.js";
+import { summarizeValidation, summaryLines, validateSheet } from "../../intake/index.js";
 import {
   type Account,
-  createPayoutsClient,
   type Payment,
+  type PayoutsClient,
   TERMINAL_PAYMENT_STATUSES,
 } from "../../payouts-api/index.js";
-import { type RunningSandbox, startSandbox } from "../../sandbox/index.js";
+import { connectApi } from "../api-connection.js";
 import { CliError, EXIT } from "../exit-codes.js";
 
 export function registerDemo(program: Command): void {
   program
     .command("demo")
     .description("Run the main job on embedded defaults (starts a sandbox unless PAYOUTS_API_URL is set)")
-    .action(async () => {
-      process.exitCode = await runDemo((line) => process.stdout.write(`${line}\n`));
+    .argument("[sheet]", "the payout sheet to validate (default: samples/payouts-valid.csv)")
+    .action(async (sheet?: string) => {
+      process.exitCode = await runDemo((line) => process.stdout.write(`${line}\n`), sheet);
     });
 }
 
-export async function runDemo(say: (line: string) => void): Promise<number> {
-  const config = loadConfig();
-  let sandbox: RunningSandbox | undefined;
-  if (!config.apiUrl) {
-    sandbox = await startSandbox({ clock: { toInProgressMs: 500, toFinalMs: 1000 } });
-    say(`SANDBOX started at ${sandbox.url} (simulated service; no real money moves)`);
-  }
-  const apiUrl = config.apiUrl ?? sandbox!.url;
-  const apiKey = config.apiKey ?? sandbox?.apiKey;
-  if (!apiKey)
-    throw new CliError(
-      "PAYOUTS_API_URL is set but PAYOUTS_API_KEY is not: set both, or neither for the sandbox",
-    );
-  const api = createPayoutsClient({ baseUrl: apiUrl, apiKey, entityId: config.entityId });
+export async function runDemo(say: (line: string) => void, sheetPath?: string): Promise<number> {
+  const connection = await connectApi(loadConfig(), {
+    sandbox: "when-unset",
+    sandboxOptions: { clock: { toInProgressMs: 500, toFinalMs: 1000 } },
+  });
+  if (connection.sandbox)
+    say(`SANDBOX started at ${connection.sandbox.url} (simulated service; no real money moves)`);
+  const { api } = connection;
   try {
     const accounts: Account[] = [];
     for await (const a of api.accounts.listAll()) accounts.push(a);
@@ -50,6 +48,10 @@ export async function runDemo(say: (line: string) => void): Promise<number> {
     const limits = await api.limitations.get();
     for (const c of limits.capabilities)
       say(`  ${c.operation.padEnd(28)} ${c.allowed ? "allowed" : "blocked"}`);
+
+    const sheet = sheetPath ?? packageFile("samples/payouts-valid.csv");
+    const summary = await summarizeValidation(await validateSheet(sheet, { api }));
+    for (const line of summaryLines(path.relative(process.cwd(), sheet) || sheet, summary)) say(line);
 
     const byRef = (ref: string) => {
       const found = accounts.find((a) => a.externalId === ref);
@@ -97,16 +99,11 @@ export async function runDemo(say: (line: string) => void): Promise<number> {
     }
     return final.every((p) => p.status === "completed") ? EXIT.ok : EXIT.inputProblems;
   } finally {
-    await api.close();
-    await sandbox?.close();
+    await connection.close();
   }
 }
 
-async function waitUntilFinal(
-  api: ReturnType<typeof createPayoutsClient>,
-  id: string,
-  timeoutMs = 60_000,
-): Promise<Payment> {
+async function waitUntilFinal(api: PayoutsClient, id: string, timeoutMs = 60_000): Promise<Payment> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const p = await api.payments.get(id);

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, requireApi } from "../../../src/config/index.js";
+import { ConfigError, loadConfig } from "../../../src/config/index.js";
 
 describe("loadConfig", () => {
   it("applies the documented defaults when nothing is set", () => {
@@ -47,14 +47,5 @@ describe("loadConfig", () => {
       expect((e as Error).message).toContain("PAYOUTS_ENTITY_ID");
       expect((e as Error).message).not.toContain(secret);
     }
-  });
-
-  it("requireApi says which variables are missing", () => {
-    expect(() => requireApi(loadConfig({}))).toThrow(/PAYOUTS_API_URL and PAYOUTS_API_KEY/);
-    expect(requireApi(loadConfig({ PAYOUTS_API_URL: "http://x/v2", PAYOUTS_API_KEY: "k" }))).toEqual({
-      apiUrl: "http://x/v2",
-      apiKey: "k",
-      entityId: "me",
-    });
   });
 });

@@ -1,0 +1,143 @@
+/**
+ * The route of one payout: which delivery preference pays this payee from this paying account, and
+ * whether the spec's delivery-preference rules allow it. Pure: it reads two accounts and a cell.
+ *
+ * Rules (spec, "Delivery preference rules by originating account kind"):
+ * - the preference's rail must match the receiving account's type;
+ * - from a card, ACH and wires are collected at once: `standard-ach` and `domestic-wire` are superseded
+ *   by `same-day-ach` and `instant-domestic-wire` (refused, never rewritten), and a virtual card
+ *   cannot be paid from a card;
+ * - a faster variant needs a per-payment eligibility check (done by the caller through the service's
+ *   tool, since only the service knows), except same-day-ach and instant-domestic-wire from a card.
+ */
+import {
+  type Account,
+  CARD_SUPERSEDED,
+  DELIVERY_PREFERENCES,
+  type DeliveryPreference,
+  isFasterVariant,
+  RAIL_PREFERENCES,
+  railOf,
+  STANDARD_PREFERENCE,
+} from "../payouts-api/wire-types.js";
+import type { ProblemCode } from "./problems.js";
+
+export interface RouteProblem {
+  code: ProblemCode;
+  message: string;
+}
+
+export type Route =
+  | {
+      ok: true;
+      deliveryPreference: DeliveryPreference;
+      /** The cell was blank and the payee rail's normal speed was chosen. */
+      resolvedFromBlank: boolean;
+      /** A faster variant the service must confirm with its eligibility tool (not a card's normal speed). */
+      needsEligibilityCheck: boolean;
+    }
+  | { ok: false; problem: RouteProblem };
+
+/** Words people write for a delivery preference, mapped to the spec's values. */
+const DELIVERY_ALIASES: Readonly<Record<string, DeliveryPreference>> = {
+  ach: "standard-ach",
+  "same-day": "same-day-ach",
+  "sameday-ach": "same-day-ach",
+  "real-time": "rtp",
+  "real-time-payment": "rtp",
+  check: "standard-check",
+  cheque: "standard-check",
+  wire: "domestic-wire",
+  "instant-wire": "instant-domestic-wire",
+  fx: "international-fx",
+  "fast-fx": "fast-international-fx",
+  gusd: "international-gusd",
+};
+
+/** `Same Day ACH`, `same_day_ach` and `same-day-ach` all mean `same-day-ach`. */
+export function normalizeDeliveryPreference(cell: string): DeliveryPreference | undefined {
+  const key = cell
+    .trim()
+    .toLowerCase()
+    .replace(/[\s_]+/g, "-");
+  if ((DELIVERY_PREFERENCES as readonly string[]).includes(key)) return key as DeliveryPreference;
+  return DELIVERY_ALIASES[key];
+}
+
+export function isCardAccount(account: Account): boolean {
+  return account.type === "card";
+}
+
+/** The normal speed of the payee's rail as seen from this paying account (a card's normal ACH is same-day). */
+export function standardPreferenceFor(from: Account, to: Account): DeliveryPreference | undefined {
+  const standard = STANDARD_PREFERENCE[to.type];
+  if (!standard) return undefined;
+  return isCardAccount(from) ? (CARD_SUPERSEDED[standard] ?? standard) : standard;
+}
+
+export function resolveRoute(from: Account, to: Account, deliveryCell: string): Route {
+  const railValues = RAIL_PREFERENCES[to.type];
+  if (railValues.length === 0) {
+    return fail(
+      "TO_ACCOUNT_NO_RAIL",
+      `payee ${label(to)} is a ${to.type} account, which no delivery preference can pay; choose another payee account`,
+    );
+  }
+  const fromCard = isCardAccount(from);
+  if (fromCard && to.type === "virtual-card") {
+    return fail(
+      "DELIVERY_VIRTUAL_CARD_FROM_CARD",
+      `a virtual card (${label(to)}) cannot be paid from a card account (${label(from)}); pay it from a bank account`,
+    );
+  }
+
+  let preference: DeliveryPreference;
+  const blank = deliveryCell.trim() === "";
+  if (blank) {
+    preference = standardPreferenceFor(from, to)!;
+  } else {
+    const normalized = normalizeDeliveryPreference(deliveryCell);
+    if (!normalized) {
+      return fail(
+        "DELIVERY_UNKNOWN",
+        `"${deliveryCell.trim()}" is not a delivery preference; for a ${to.type} payee use one of: ${allowedFor(from, to).join(", ")} (or leave it blank for the standard speed)`,
+      );
+    }
+    preference = normalized;
+  }
+
+  if (railOf(preference) !== to.type) {
+    return fail(
+      "DELIVERY_RAIL_MISMATCH",
+      `${preference} cannot pay ${label(to)}, a ${to.type} account; use one of: ${allowedFor(from, to).join(", ")}`,
+    );
+  }
+  const replacement = fromCard ? CARD_SUPERSEDED[preference] : undefined;
+  if (replacement) {
+    return fail(
+      "DELIVERY_SUPERSEDED_FOR_CARD",
+      `${preference} is not accepted from a card account (${label(from)}): card payments are collected at once, so use ${replacement}`,
+    );
+  }
+  // From a card, same-day-ach and instant-domestic-wire are the normal speed: the spec exempts just these
+  // two from the eligibility check. Other faster variants (rtp, fast FX, express checks) are checked from
+  // a card too, or a row the service will refuse would pass validation.
+  const cardNormalSpeed =
+    fromCard && (Object.values(CARD_SUPERSEDED) as DeliveryPreference[]).includes(preference);
+  const needsEligibilityCheck = isFasterVariant(preference) && !cardNormalSpeed;
+  return { ok: true, deliveryPreference: preference, resolvedFromBlank: blank, needsEligibilityCheck };
+}
+
+/** The preferences that can pay this payee from this account, for error messages. */
+export function allowedFor(from: Account, to: Account): DeliveryPreference[] {
+  const card = isCardAccount(from);
+  return RAIL_PREFERENCES[to.type].filter((p) => !(card && CARD_SUPERSEDED[p]));
+}
+
+export function label(account: Account): string {
+  return account.externalId ? `${account.externalId} (${account.id})` : account.id;
+}
+
+function fail(code: ProblemCode, message: string): Route {
+  return { ok: false, problem: { code, message } };
+}

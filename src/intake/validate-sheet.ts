@@ -1,0 +1,221 @@
+/**
+ * Validation of a whole sheet: reads it as a stream, applies the row rules, and does the checks that
+ * need I/O: references unique across rows, attachment files on disk, and the service's eligibility
+ * tool for faster variants. Rows come out in sheet order, in bounded chunks, so memory stays flat
+ * however long the sheet is.
+ */
+import { stat } from "node:fs/promises";
+import path from "node:path";
+import pLimit from "p-limit";
+import type { FastPaymentEligibility, FastPaymentEligibilityRequest } from "../payouts-api/wire-types.js";
+import { ATTACHMENT_MAX_BYTES } from "../payouts-api/wire-types.js";
+import { type OpenSheetOptions, openSheet, type SheetHeader, type SheetRow } from "../sheets/index.js";
+import { checkHeader, checkRow, type RowCheck } from "./check-row.js";
+import { fetchLiveContext, type LiveContext, type LiveDataSource } from "./live-context.js";
+import type { PayoutInstruction } from "./payout-instruction.js";
+import { type Problem, type ProblemCode, problem } from "./problems.js";
+
+/** The part of the API client validation uses. */
+export interface IntakeApi extends LiveDataSource {
+  tools: { fastPaymentEligibility(body: FastPaymentEligibilityRequest): Promise<FastPaymentEligibility> };
+}
+
+export interface ValidatedRow {
+  row: SheetRow;
+  problems: Problem[];
+  /** Present when the row is valid. */
+  instruction?: PayoutInstruction;
+}
+
+export interface SheetValidation {
+  sheetPath: string;
+  header: SheetHeader;
+  /** Problems of the sheet as a whole (a missing column): every row is invalid while there are any. */
+  sheetProblems: Problem[];
+  rows: AsyncIterable<ValidatedRow>;
+}
+
+export interface ValidateOptions extends OpenSheetOptions {
+  api: IntakeApi;
+  /** Live data fetched once per batch; fetched through `api` when not given. */
+  live?: LiveContext;
+  /** Rows checked together (their I/O runs concurrently). Default 256. */
+  chunkSize?: number;
+  /** Concurrent calls to the eligibility tool and the file system. Default 8. */
+  concurrency?: number;
+}
+
+/** Opens and validates a sheet. Throws SheetReadError when the file cannot be read at all. */
+export async function validateSheet(sheetPath: string, options: ValidateOptions): Promise<SheetValidation> {
+  const opened = await openSheet(sheetPath, options.sheet === undefined ? {} : { sheet: options.sheet });
+  const live = options.live ?? (await fetchLiveContext(options.api));
+  const sheetProblems = checkHeader(opened.header);
+  return {
+    sheetPath,
+    header: opened.header,
+    sheetProblems,
+    rows: validateRows(opened.rows, {
+      header: opened.header,
+      live,
+      api: options.api,
+      sheetDir: path.dirname(path.resolve(sheetPath)),
+      sheetInvalid: sheetProblems.length > 0,
+      chunkSize: options.chunkSize ?? 256,
+      concurrency: options.concurrency ?? 8,
+    }),
+  };
+}
+
+interface RowsContext {
+  header: SheetHeader;
+  live: LiveContext;
+  api: IntakeApi;
+  sheetDir: string;
+  sheetInvalid: boolean;
+  chunkSize: number;
+  concurrency: number;
+}
+
+async function* validateRows(rows: AsyncIterable<SheetRow>, ctx: RowsContext): AsyncGenerator<ValidatedRow> {
+  const firstRowOfReference = new Map<string, number>();
+  const limit = pLimit(ctx.concurrency);
+  const attachmentChecks = new Map<string, Promise<AttachmentVerdict>>();
+  let chunk: Array<{ row: SheetRow; check: RowCheck }> = [];
+
+  const flush = async function* (): AsyncGenerator<ValidatedRow> {
+    const finished = await Promise.all(
+      chunk.map(({ row, check }) => limit(() => finishRow(row, check, ctx, attachmentChecks))),
+    );
+    chunk = [];
+    yield* finished;
+  };
+
+  for await (const row of rows) {
+    const check = checkRow(row, { live: ctx.live, header: ctx.header, sheetDir: ctx.sheetDir });
+    const reference = check.instruction?.reference ?? referenceText(row, ctx.header);
+    if (reference) {
+      const first = firstRowOfReference.get(reference);
+      if (first === undefined) {
+        firstRowOfReference.set(reference, row.rowNumber);
+      } else {
+        check.problems.push(
+          problem(
+            row.rowNumber,
+            columnTitle(ctx.header, "reference"),
+            "REFERENCE_DUPLICATE",
+            `reference "${reference}" is already used on row ${first}; every payout needs its own reference`,
+          ),
+        );
+      }
+    }
+    chunk.push({ row, check });
+    if (chunk.length >= ctx.chunkSize) yield* flush();
+  }
+  if (chunk.length > 0) yield* flush();
+}
+
+type AttachmentVerdict = { ok: true } | { ok: false; code: ProblemCode; message: string };
+
+async function finishRow(
+  row: SheetRow,
+  check: RowCheck,
+  ctx: RowsContext,
+  attachmentChecks: Map<string, Promise<AttachmentVerdict>>,
+): Promise<ValidatedRow> {
+  const problems = [...check.problems];
+  const instruction = check.instruction;
+  if (check.attachmentFile) {
+    const file = check.attachmentFile;
+    let verdict = attachmentChecks.get(file);
+    if (!verdict) {
+      verdict = checkAttachmentFile(file);
+      attachmentChecks.set(file, verdict);
+    }
+    const result = await verdict;
+    if (!result.ok)
+      problems.push(
+        problem(row.rowNumber, columnTitle(ctx.header, "attachment"), result.code, result.message),
+      );
+  }
+  if (instruction && check.needsEligibilityCheck && problems.length === 0) {
+    const answer = await ctx.api.tools.fastPaymentEligibility({
+      amount: instruction.amount,
+      deliveryPreference: instruction.deliveryPreference,
+      originatingAccountId: instruction.originatingAccountId,
+      receivingAccountId: instruction.receivingAccountId,
+    });
+    if (!answer.eligible) {
+      const reasons = answer.reasons.map((r) => `${r.code}: ${r.message}`).join("; ");
+      problems.push(
+        problem(
+          row.rowNumber,
+          columnTitle(ctx.header, "delivery"),
+          "DELIVERY_NOT_ELIGIBLE",
+          `this payment is not eligible for ${instruction.deliveryPreference}${reasons ? ` (${reasons})` : ""}; choose the standard speed or leave delivery blank`,
+        ),
+      );
+    }
+  }
+  const valid = problems.length === 0 && !ctx.sheetInvalid && instruction !== undefined;
+  return valid ? { row, problems, instruction } : { row, problems };
+}
+
+async function checkAttachmentFile(file: string): Promise<AttachmentVerdict> {
+  const name = path.basename(file);
+  try {
+    const info = await stat(file);
+    if (!info.isFile())
+      return { ok: false, code: "ATTACHMENT_NOT_FOUND", message: `attachment "${name}" is not a file` };
+    if (info.size === 0)
+      return { ok: false, code: "ATTACHMENT_INVALID", message: `attachment "${name}" is empty` };
+    if (info.size > ATTACHMENT_MAX_BYTES) {
+      return {
+        ok: false,
+        code: "ATTACHMENT_TOO_LARGE",
+        message: `attachment "${name}" is ${(info.size / 1048576).toFixed(1)} MiB; at most ${ATTACHMENT_MAX_BYTES / 1048576} MiB can be uploaded`,
+      };
+    }
+    return { ok: true };
+  } catch {
+    return {
+      ok: false,
+      code: "ATTACHMENT_NOT_FOUND",
+      message: `attachment file "${name}" was not found next to the sheet; put it in the sheet's folder or use an att_ id`,
+    };
+  }
+}
+
+function referenceText(row: SheetRow, header: SheetHeader): string | undefined {
+  const column = header.columns.find((c) => c.canonical === "reference");
+  const text = column ? row.cells[column.key]?.text.trim() : undefined;
+  return text || undefined;
+}
+
+function columnTitle(header: SheetHeader, canonical: string): string {
+  return header.columns.find((c) => c.canonical === canonical)?.original ?? canonical;
+}
+
+/** What a fully read validation came to: for reports and exit codes. */
+export interface ValidationSummary {
+  rows: number;
+  validRows: number;
+  invalidRows: number;
+  /** Sheet problems first, then row problems in sheet order. */
+  problems: Problem[];
+  countsByCode: Map<ProblemCode, number>;
+}
+
+/** Reads every row (keeping problems, not rows) and sums up. */
+export async function summarizeValidation(validation: SheetValidation): Promise<ValidationSummary> {
+  const problems = [...validation.sheetProblems];
+  let rows = 0;
+  let validRows = 0;
+  for await (const validated of validation.rows) {
+    rows++;
+    if (validated.instruction) validRows++;
+    problems.push(...validated.problems);
+  }
+  const countsByCode = new Map<ProblemCode, number>();
+  for (const p of problems) countsByCode.set(p.code, (countsByCode.get(p.code) ?? 0) + 1);
+  return { rows, validRows, invalidRows: rows - validRows, problems, countsByCode };
+}

@@ -1,0 +1,81 @@
+/**
+ * `payouts validate` as a user runs it: the built binary in a child process, against the built-in
+ * sandbox, with the exit codes and report files the README promises.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const BIN = path.resolve("bin/payouts.js");
+
+async function payouts(args: string[], env: NodeJS.ProcessEnv = {}) {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], {
+      env: { PATH: process.env.PATH, LOG_LEVEL: "silent", ...env },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), "payouts-validate-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("payouts validate", () => {
+  it("exits 0 and writes an empty report for the valid sample", async () => {
+    const report = path.join(dir, "valid.csv");
+    const r = await payouts(["validate", "samples/payouts-valid.csv", "--sandbox", "--report", report]);
+    expect(r.stderr).toContain("all 23 rows are valid");
+    expect(r.code).toBe(0);
+    const text = await readFile(report, "utf8");
+    expect(text.replace(/^\uFEFF/, "").trim()).toBe("row,column,code,message");
+  });
+
+  it("exits 1 and lists every problem with row, column and code for the mistakes sample", async () => {
+    const report = path.join(dir, "mistakes.json");
+    const r = await payouts(["validate", "samples/payouts-mistakes.csv", "--sandbox", "--report", report]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/rows invalid/);
+    const problems = JSON.parse(await readFile(report, "utf8")) as Array<Record<string, unknown>>;
+    expect(problems.length).toBeGreaterThan(15);
+    expect(problems).toContainEqual(
+      expect.objectContaining({ row: 3, column: "reference", code: "REFERENCE_DUPLICATE" }),
+    );
+    expect(problems).toContainEqual(expect.objectContaining({ row: 10, column: "amount", code: "AMOUNT_TOO_PRECISE" }));
+  });
+
+  it("writes the report next to the sheet by default", async () => {
+    const sheet = path.join(dir, "one-row.csv");
+    await writeFile(sheet, "reference,from_account,to_account,amount\nA-1,ops-checking,vendor-ach,12.50\n");
+    const r = await payouts(["validate", sheet, "--sandbox"]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(path.join(dir, "one-row.validation.csv"));
+    await expect(readFile(path.join(dir, "one-row.validation.csv"), "utf8")).resolves.toContain("row,column");
+  });
+
+  it("exits 2 with the reason when the file cannot be read", async () => {
+    const sheet = path.join(dir, "no-header.csv");
+    await writeFile(sheet, "this,is,not\na,payout,sheet\n");
+    const r = await payouts(["validate", sheet, "--sandbox"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("no-header.csv");
+  });
+
+  it("exits 2 and names the variables when no service is configured", async () => {
+    const r = await payouts(["validate", "samples/payouts-valid.csv"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("PAYOUTS_API_URL");
+    expect(r.stderr).toContain("--sandbox");
+  });
+});
