@@ -52,7 +52,9 @@ describe("payouts validate", () => {
     expect(problems).toContainEqual(
       expect.objectContaining({ row: 3, column: "reference", code: "REFERENCE_DUPLICATE" }),
     );
-    expect(problems).toContainEqual(expect.objectContaining({ row: 10, column: "amount", code: "AMOUNT_TOO_PRECISE" }));
+    expect(problems).toContainEqual(
+      expect.objectContaining({ row: 10, column: "amount", code: "AMOUNT_TOO_PRECISE" }),
+    );
   });
 
   it("writes the report next to the sheet by default", async () => {
