@@ -6,7 +6,11 @@
  * Decoding is ours, not papaparse's: papaparse decodes each Buffer chunk on its own, so a "€" split
  * across two chunks becomes U+FFFD. We decode with one streaming TextDecoder and hand papaparse strings.
  * Line endings are normalised to LF before parsing, so CRLF, LF and old-Mac CR files and CRLF inside
- * quoted fields all parse alike, and a record's physical line number is simply counted.
+ * quoted fields all parse alike.
+ *
+ * Two numbers are kept per record: the physical `line` it starts on (for quote errors, which are fixed
+ * in a text editor) and its `row` as a spreadsheet shows the file (for every row message): a quoted
+ * field with line breaks is one row there, and Excel hides a `sep=` first line.
  */
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
@@ -136,6 +140,8 @@ export interface CsvRecord {
   fields: string[];
   /** Physical line the record starts on (1-based). */
   line: number;
+  /** Row number a spreadsheet shows for this record (1-based; blank lines count, `sep=` does not). */
+  row: number;
 }
 
 function lineBreaksIn(fields: readonly string[]): number {
@@ -156,6 +162,7 @@ export async function* csvRecords(
 ): AsyncGenerator<CsvRecord> {
   let partial = "";
   let line = firstLine;
+  let row = 1;
   const parseBatch = function* (text: string, last: boolean): Generator<CsvRecord, number> {
     const parser = new Papa.Parser({ delimiter, newline: "\n", quoteChar: '"', escapeChar: '"' });
     const result = parser.parse(text, 0, !last) as {
@@ -164,9 +171,11 @@ export async function* csvRecords(
       meta: { cursor: number };
     };
     const lines: number[] = [];
+    const firstRow = row;
     for (const fields of result.data) {
       lines.push(line);
       line += 1 + lineBreaksIn(fields);
+      row++;
     }
     const error = result.errors.find((e) => e.row < result.data.length || last);
     if (error) {
@@ -177,7 +186,7 @@ export async function* csvRecords(
           "fix the quotes in that line or re-export the file",
       );
     }
-    for (const [i, fields] of result.data.entries()) yield { fields, line: lines[i] ?? line };
+    for (const [i, fields] of result.data.entries()) yield { fields, line: lines[i] ?? line, row: firstRow + i };
     return result.meta.cursor;
   };
   for await (const chunk of chunks) {
@@ -234,7 +243,7 @@ async function scan(
       const found = findHeader([record.fields]);
       if (found) {
         header = { index, columns: found.columns };
-        headerLine = record.line;
+        headerLine = record.row;
         amountIndex = found.columns.find((c) => c.canonical === "amount")?.index ?? -1;
       }
     } else if (amountIndex >= 0) {
@@ -346,7 +355,7 @@ function textCell(text: string): SheetCell {
 export function toRow(record: CsvRecord, columns: readonly SheetColumn[]): SheetRow {
   const cells: Record<string, SheetCell> = {};
   for (const column of columns) cells[column.key] = textCell(record.fields[column.index] ?? "");
-  const row: SheetRow = { rowNumber: record.line, cells };
+  const row: SheetRow = { rowNumber: record.row, cells };
   for (let i = columns.length; i < record.fields.length; i++) {
     const text = record.fields[i] ?? "";
     if (text.trim() === "") continue;
