@@ -186,7 +186,8 @@ export async function* csvRecords(
           "fix the quotes in that line or re-export the file",
       );
     }
-    for (const [i, fields] of result.data.entries()) yield { fields, line: lines[i] ?? line, row: firstRow + i };
+    for (const [i, fields] of result.data.entries())
+      yield { fields, line: lines[i] ?? line, row: firstRow + i };
     return result.meta.cursor;
   };
   for await (const chunk of chunks) {
