@@ -8,6 +8,7 @@ import { registerDemo } from "./commands/demo.js";
 import { registerSandbox } from "./commands/sandbox.js";
 import { registerTemplate } from "./commands/template.js";
 import { registerValidate } from "./commands/validate.js";
+import { registerPipelineCommands } from "./commands/worker.js";
 import { CliError, EXIT } from "./exit-codes.js";
 
 export function buildProgram(): Command {
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
   registerSandbox(program);
   registerTemplate(program);
   registerValidate(program);
+  registerPipelineCommands(program);
   return program;
 }
 

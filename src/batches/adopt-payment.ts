@@ -1,0 +1,52 @@
+/**
+ * Recording a payment on its row: after creation, after a lost response (409 or replay), and when a
+ * batch is rebuilt from the ledger. One function, so every path records the same fields. Also the
+ * small derivations of a row that readers (result files, status) need.
+ */
+import type { Payment } from "../payouts-api/wire-types.js";
+import { idempotencyKeyFor } from "../row-identity/index.js";
+import type { BatchStore, RowChangeResult } from "./batch-store.js";
+import { rowStateForPayment } from "./row-state.js";
+import type { BatchRecord, RowRecord } from "./types.js";
+
+export async function adoptPayment(
+  store: BatchStore,
+  row: { batchId: string; rowKey: string; attempt: number },
+  payment: Payment,
+  note: string,
+): Promise<RowChangeResult> {
+  return store.changeRow(row.batchId, row.rowKey, {
+    expectedAttempt: row.attempt,
+    to: rowStateForPayment(payment.status),
+    fields: {
+      paymentId: payment.id,
+      paymentStatus: payment.status,
+      debitUsd: payment.fx?.debitAmount ?? null,
+      fxRate: payment.fx?.usdToForeignRate ?? null,
+      errorCode: null,
+      errorMessage: null,
+    },
+    note: `${note}: ${payment.id}`,
+  });
+}
+
+/** The message of a row rejected because its reference already paid something else. */
+export function referenceReusedMessage(externalId: string, payment: Payment): string {
+  const batch = payment.metadata?.payouts_batch;
+  const origin = batch ? `batch ${batch}, row ${payment.metadata?.payouts_row ?? "?"}` : "outside this tool";
+  return (
+    `reference ${externalId} was already used by payment ${payment.id} (${origin}); ` +
+    "a reused reference never marks a new row as paid: give this row a new reference"
+  );
+}
+
+/** The Idempotency-Key a row's payment is (or was last) sent under: for the result file's column. */
+export function rowIdempotencyKey(
+  batch: Pick<BatchRecord, "id" | "entityId">,
+  row: Pick<RowRecord, "rowKey" | "attempt" | "requoteGeneration">,
+): string {
+  return idempotencyKeyFor(
+    { entityId: batch.entityId, batchId: batch.id, rowKey: row.rowKey, attempt: row.attempt },
+    row.requoteGeneration,
+  );
+}

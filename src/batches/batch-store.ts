@@ -1,0 +1,411 @@
+/**
+ * The batch and row records in Redis (layout in redis-layout.ts). Reads are plain commands; every row
+ * change goes through one of the Lua scripts in redis-scripts.ts, so it is atomic and forward-only.
+ * Bulk writes go in chunks through pipelines so 100k rows stay fast and bounded in memory.
+ */
+import type { Redis } from "ioredis";
+import type { PayoutInstruction } from "../intake/payout-instruction.js";
+import { DEFAULT_KEY_PREFIX, type RedisLayout, redisLayout } from "./redis-layout.js";
+import { INIT_ROWS, runScript, START_NEW_ATTEMPT, TRANSITION_ROW } from "./redis-scripts.js";
+import { isRowState, ROW_STATES, type RowState, TERMINAL_ROW_STATES } from "./row-state.js";
+import type {
+  BatchProgress,
+  BatchRecord,
+  InvalidRowInput,
+  InvalidRowProblem,
+  RowHistoryEntry,
+  RowRecord,
+  SourceValues,
+  StoredFxQuote,
+  SubmittedInstruction,
+} from "./types.js";
+
+/** Rows written per pipeline / script call. */
+export const ROW_CHUNK = 1000;
+
+export interface BatchStoreOptions {
+  /** Key prefix (default `payouts`). Tests use a unique prefix each. */
+  prefix?: string;
+  /** Clock, for history timestamps. */
+  now?: () => Date;
+}
+
+/** Fields of a row a caller may set with a change (an `undefined` leaves it, `null` deletes it). */
+export interface RowFieldChanges {
+  paymentId?: string | null;
+  paymentStatus?: string | null;
+  debitUsd?: number | null;
+  fxRate?: number | null;
+  quote?: StoredFxQuote | null;
+  requoteGeneration?: number;
+  sentBodyHash?: string | null;
+  sentGeneration?: number | null;
+  errorCode?: string | null;
+  errorMessage?: string | null;
+}
+
+export interface RowChange {
+  /** Applies only while the row is still on this attempt (a job of an older attempt must not touch it). */
+  expectedAttempt?: number;
+  /** New state (forward only); omit to change fields only (refused on a terminal row). */
+  to?: RowState;
+  fields?: RowFieldChanges;
+  /** Recorded in the row's history. */
+  note?: string;
+}
+
+export type RowChangeOutcome = "ok" | "missing" | "stale" | "terminal" | "refused";
+
+export interface RowChangeResult {
+  outcome: RowChangeOutcome;
+  /** The state before the change (empty when the row is missing). */
+  previous: RowState | undefined;
+  attempt: number | undefined;
+}
+
+interface StaticRow {
+  rowNumber: number;
+  instruction: PayoutInstruction;
+  source?: SourceValues;
+}
+
+/** One invalid row as stored for the result file. */
+export interface InvalidRowRecord {
+  rowNumber: number;
+  source: SourceValues | undefined;
+  problems: InvalidRowProblem[];
+}
+
+function encodeField(value: string | number | StoredFxQuote | null): string {
+  if (value === null) return "";
+  if (typeof value === "object") return JSON.stringify(value);
+  return String(value);
+}
+
+function optionalNumber(value: string | undefined): number | undefined {
+  return value === undefined || value === "" ? undefined : Number(value);
+}
+
+function parseHistory(text: string | undefined): RowHistoryEntry[] {
+  if (!text) return [];
+  return text
+    .split("\n")
+    .filter((line) => line.length > 0)
+    .map((line) => JSON.parse(line) as RowHistoryEntry);
+}
+
+function batchFromHash(hash: Record<string, string>): BatchRecord | undefined {
+  if (!hash.id) return undefined;
+  return {
+    id: hash.id,
+    fileSha256: hash.fileSha256 ?? "",
+    sourceName: hash.sourceName ?? "",
+    entityId: hash.entityId ?? "me",
+    createdAt: hash.createdAt ?? "",
+    rowCount: Number(hash.rowCount ?? 0),
+    invalidCount: Number(hash.invalidCount ?? 0),
+    rowsRecorded: hash.rowsRecorded === "1",
+    enqueueComplete: hash.enqueueComplete === "1",
+    archivePath: hash.archivePath || undefined,
+  };
+}
+
+export class BatchStore {
+  readonly keys: RedisLayout;
+  private readonly now: () => Date;
+
+  constructor(
+    readonly redis: Redis,
+    options: BatchStoreOptions = {},
+  ) {
+    this.keys = redisLayout(options.prefix ?? DEFAULT_KEY_PREFIX);
+    this.now = options.now ?? (() => new Date());
+  }
+
+  // ---- batches ------------------------------------------------------------------------------------
+
+  /** Records a new batch (not yet rows-recorded nor enqueued) and marks it incomplete. */
+  async createBatch(batch: BatchRecord): Promise<void> {
+    await this.redis
+      .multi()
+      .hset(this.keys.batch(batch.id), {
+        id: batch.id,
+        fileSha256: batch.fileSha256,
+        sourceName: batch.sourceName,
+        entityId: batch.entityId,
+        createdAt: batch.createdAt,
+        rowCount: String(batch.rowCount),
+        invalidCount: String(batch.invalidCount),
+        rowsRecorded: batch.rowsRecorded ? "1" : "0",
+        enqueueComplete: batch.enqueueComplete ? "1" : "0",
+        archivePath: batch.archivePath ?? "",
+      })
+      .zadd(this.keys.batches, Date.parse(batch.createdAt) || Date.now(), batch.id)
+      .sadd(this.keys.incomplete, batch.id)
+      .exec();
+  }
+
+  async getBatch(batchId: string): Promise<BatchRecord | undefined> {
+    return batchFromHash(await this.redis.hgetall(this.keys.batch(batchId)));
+  }
+
+  async markRowsRecorded(batchId: string): Promise<void> {
+    await this.redis.hset(this.keys.batch(batchId), "rowsRecorded", "1");
+  }
+
+  async markEnqueueComplete(batchId: string): Promise<void> {
+    await this.redis
+      .multi()
+      .hset(this.keys.batch(batchId), "enqueueComplete", "1")
+      .srem(this.keys.incomplete, batchId)
+      .exec();
+  }
+
+  /** Batches whose rows or enqueue were interrupted. */
+  async incompleteBatchIds(): Promise<string[]> {
+    return this.redis.smembers(this.keys.incomplete);
+  }
+
+  /** The newest batches first. */
+  async latestBatches(limit: number): Promise<BatchRecord[]> {
+    const ids = await this.redis.zrevrange(this.keys.batches, 0, limit - 1);
+    const batches = await Promise.all(ids.map((id) => this.getBatch(id)));
+    return batches.filter((b): b is BatchRecord => b !== undefined);
+  }
+
+  /** The batch id recorded for a file's content, if any. */
+  async batchIdForFile(fileSha256: string): Promise<string | undefined> {
+    return (await this.redis.get(this.keys.fileIndex(fileSha256))) ?? undefined;
+  }
+
+  /**
+   * Claims a file's content for a batch. Without `replace`, only the first claim wins and the id of
+   * the batch that holds it is returned; with it (an allowed duplicate) the newest batch takes it.
+   */
+  async claimFile(fileSha256: string, batchId: string, replace: boolean): Promise<string> {
+    const key = this.keys.fileIndex(fileSha256);
+    if (replace) {
+      await this.redis.set(key, batchId);
+      return batchId;
+    }
+    const set = await this.redis.set(key, batchId, "NX");
+    if (set === "OK") return batchId;
+    return (await this.redis.get(key)) ?? batchId;
+  }
+
+  // ---- rows ---------------------------------------------------------------------------------------
+
+  /** Records valid rows that are not recorded yet, in chunks. Returns how many were new. */
+  async recordRows(batchId: string, rows: readonly SubmittedInstruction[]): Promise<number> {
+    let created = 0;
+    const nowIso = this.now().toISOString();
+    for (let i = 0; i < rows.length; i += ROW_CHUNK) {
+      const chunk = rows.slice(i, i + ROW_CHUNK);
+      const statics: string[] = [];
+      const rowKeys: string[] = [];
+      const args: string[] = [nowIso];
+      for (const row of chunk) {
+        const { source, ...instruction } = row;
+        const record: StaticRow = { rowNumber: row.rowNumber, instruction, ...(source ? { source } : {}) };
+        statics.push(row.rowKey, JSON.stringify(record));
+        rowKeys.push(this.keys.row(batchId, row.rowKey));
+        args.push(row.currency, String(row.amount));
+      }
+      // The static part is identical on every write; the mutable part is only created if absent.
+      await this.redis.hset(this.keys.rows(batchId), ...statics);
+      created += Number(
+        await runScript(
+          this.redis,
+          INIT_ROWS,
+          [this.keys.counts(batchId), this.keys.totals(batchId), ...rowKeys],
+          args,
+        ),
+      );
+    }
+    return created;
+  }
+
+  async recordInvalidRows(batchId: string, rows: readonly InvalidRowInput[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += ROW_CHUNK) {
+      const fields: string[] = [];
+      for (const row of rows.slice(i, i + ROW_CHUNK)) {
+        fields.push(String(row.rowNumber), JSON.stringify({ source: row.source, problems: row.problems }));
+      }
+      if (fields.length > 0) await this.redis.hset(this.keys.invalid(batchId), ...fields);
+    }
+  }
+
+  async invalidRows(batchId: string): Promise<InvalidRowRecord[]> {
+    const hash = await this.redis.hgetall(this.keys.invalid(batchId));
+    return Object.entries(hash)
+      .map(([rowNumber, json]) => {
+        const parsed = JSON.parse(json) as { source?: SourceValues; problems: InvalidRowProblem[] };
+        return { rowNumber: Number(rowNumber), source: parsed.source, problems: parsed.problems };
+      })
+      .sort((a, b) => a.rowNumber - b.rowNumber);
+  }
+
+  /** Row keys of a batch's valid rows (unordered). */
+  async rowKeys(batchId: string): Promise<string[]> {
+    return this.redis.hkeys(this.keys.rows(batchId));
+  }
+
+  /** State and attempt of many rows, in the order asked (undefined for a row not recorded). */
+  async rowStates(
+    batchId: string,
+    rowKeys: readonly string[],
+  ): Promise<({ state: RowState; attempt: number } | undefined)[]> {
+    const out: ({ state: RowState; attempt: number } | undefined)[] = [];
+    for (let i = 0; i < rowKeys.length; i += ROW_CHUNK) {
+      const pipeline = this.redis.pipeline();
+      for (const rowKey of rowKeys.slice(i, i + ROW_CHUNK)) {
+        pipeline.hmget(this.keys.row(batchId, rowKey), "state", "attempt");
+      }
+      for (const [err, value] of (await pipeline.exec()) ?? []) {
+        if (err) throw err;
+        const [state, attempt] = value as [string | null, string | null];
+        out.push(state && isRowState(state) ? { state, attempt: Number(attempt ?? 1) } : undefined);
+      }
+    }
+    return out;
+  }
+
+  async getRow(batchId: string, rowKey: string): Promise<RowRecord | undefined> {
+    // Two plain commands, not a pipeline: on an auto-pipelined connection they share one write anyway.
+    const [staticJson, hash] = await Promise.all([
+      this.redis.hget(this.keys.rows(batchId), rowKey),
+      this.redis.hgetall(this.keys.row(batchId, rowKey)),
+    ]);
+    if (!staticJson || !hash.state) return undefined;
+    return this.rowFrom(batchId, rowKey, JSON.parse(staticJson) as StaticRow, hash);
+  }
+
+  /** Every valid row of a batch, ordered by row number (for status, result files and recovery). */
+  async listRows(batchId: string): Promise<RowRecord[]> {
+    const statics = await this.redis.hgetall(this.keys.rows(batchId));
+    const entries = Object.entries(statics);
+    const rows: RowRecord[] = [];
+    for (let i = 0; i < entries.length; i += ROW_CHUNK) {
+      const chunk = entries.slice(i, i + ROW_CHUNK);
+      const pipeline = this.redis.pipeline();
+      for (const [rowKey] of chunk) pipeline.hgetall(this.keys.row(batchId, rowKey));
+      const results = (await pipeline.exec()) ?? [];
+      chunk.forEach(([rowKey, json], j) => {
+        const [err, hash] = results[j] as [Error | null, Record<string, string>];
+        if (err) throw err;
+        if (hash.state) rows.push(this.rowFrom(batchId, rowKey, JSON.parse(json) as StaticRow, hash));
+      });
+    }
+    return rows.sort((a, b) => a.rowNumber - b.rowNumber);
+  }
+
+  private rowFrom(batchId: string, rowKey: string, s: StaticRow, h: Record<string, string>): RowRecord {
+    const state = h.state && isRowState(h.state) ? h.state : "queued";
+    return {
+      batchId,
+      rowKey,
+      rowNumber: s.rowNumber,
+      instruction: s.instruction,
+      source: s.source,
+      state,
+      attempt: Number(h.attempt ?? 1),
+      requoteGeneration: Number(h.requoteGeneration ?? 0),
+      paymentId: h.paymentId || undefined,
+      paymentStatus: h.paymentStatus || undefined,
+      debitUsd: optionalNumber(h.debitUsd),
+      fxRate: optionalNumber(h.fxRate),
+      quote: h.quote ? (JSON.parse(h.quote) as StoredFxQuote) : undefined,
+      sentBodyHash: h.sentBodyHash || undefined,
+      sentGeneration: optionalNumber(h.sentGeneration),
+      errorCode: h.errorCode || undefined,
+      errorMessage: h.errorMessage || undefined,
+      updatedAt: h.updatedAt ?? "",
+      history: parseHistory(h.history),
+    };
+  }
+
+  /** Applies one atomic, forward-only change to a row (see {@link RowChange}). */
+  async changeRow(batchId: string, rowKey: string, change: RowChange): Promise<RowChangeResult> {
+    const args: string[] = [
+      change.expectedAttempt === undefined ? "" : String(change.expectedAttempt),
+      change.to ?? "",
+      this.now().toISOString(),
+      change.note === undefined ? "null" : JSON.stringify(change.note),
+    ];
+    for (const [field, value] of Object.entries(change.fields ?? {})) {
+      if (value === undefined) continue;
+      args.push(field, encodeField(value as string | number | StoredFxQuote | null));
+    }
+    const result = (await runScript(
+      this.redis,
+      TRANSITION_ROW,
+      [this.keys.row(batchId, rowKey), this.keys.counts(batchId), this.keys.totals(batchId)],
+      args,
+    )) as [string, string, string];
+    return {
+      outcome: result[0] as RowChangeOutcome,
+      previous: isRowState(result[1]) ? result[1] : undefined,
+      attempt: result[2] ? Number(result[2]) : undefined,
+    };
+  }
+
+  /**
+   * Starts the next attempt of a failed, canceled, rejected or errored row (an operator retry). The
+   * caller then enqueues the row's new job. Rows in flight or paid are refused.
+   */
+  async startNewAttempt(
+    batchId: string,
+    rowKey: string,
+    expectedAttempt: number,
+    note = "operator retry",
+  ): Promise<RowChangeResult> {
+    const result = (await runScript(
+      this.redis,
+      START_NEW_ATTEMPT,
+      [this.keys.row(batchId, rowKey), this.keys.counts(batchId), this.keys.totals(batchId)],
+      [String(expectedAttempt), this.now().toISOString(), JSON.stringify(note)],
+    )) as [string, string, string];
+    return {
+      outcome: result[0] as RowChangeOutcome,
+      previous: isRowState(result[1]) ? result[1] : undefined,
+      attempt: result[2] ? Number(result[2]) : undefined,
+    };
+  }
+
+  // ---- attachments --------------------------------------------------------------------------------
+
+  async attachmentFor(batchId: string, filePath: string): Promise<string | undefined> {
+    return (await this.redis.hget(this.keys.attachments(batchId), filePath)) ?? undefined;
+  }
+
+  /** Stores an uploaded attachment's id unless another worker stored one first; returns the id to use. */
+  async rememberAttachment(batchId: string, filePath: string, attachmentId: string): Promise<string> {
+    await this.redis.hsetnx(this.keys.attachments(batchId), filePath, attachmentId);
+    return (await this.attachmentFor(batchId, filePath)) ?? attachmentId;
+  }
+
+  // ---- progress -----------------------------------------------------------------------------------
+
+  async progress(batchId: string): Promise<BatchProgress | undefined> {
+    const batch = await this.getBatch(batchId);
+    if (!batch) return undefined;
+    const [countsHash, totalsHash] = await Promise.all([
+      this.redis.hgetall(this.keys.counts(batchId)),
+      this.redis.hgetall(this.keys.totals(batchId)),
+    ]);
+    const counts = Object.fromEntries(ROW_STATES.map((s) => [s, Number(countsHash[s] ?? 0)])) as Record<
+      RowState,
+      number
+    >;
+    const totals: BatchProgress["totals"] = {};
+    for (const [field, value] of Object.entries(totalsHash)) {
+      const [state, currency] = field.split("|");
+      const amount = Number(value);
+      if (!state || !currency || !isRowState(state) || amount === 0) continue;
+      totals[currency] ??= {};
+      totals[currency][state] = amount;
+    }
+    const done = TERMINAL_ROW_STATES.reduce((sum, s) => sum + counts[s], 0);
+    return { batch, counts, totals, done };
+  }
+}

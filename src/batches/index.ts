@@ -1,0 +1,55 @@
+/** Public face of batches: the Redis records of batches and rows, submission and recovery. */
+export { adoptPayment, referenceReusedMessage, rowIdempotencyKey } from "./adopt-payment.js";
+export {
+  BatchStore,
+  type BatchStoreOptions,
+  type InvalidRowRecord,
+  ROW_CHUNK,
+  type RowChange,
+  type RowChangeOutcome,
+  type RowChangeResult,
+  type RowFieldChanges,
+} from "./batch-store.js";
+export {
+  type ArchivedBatch,
+  ArchiveFormatError,
+  archivePathFor,
+  readInstructionArchive,
+  writeInstructionArchive,
+} from "./instruction-archive.js";
+export { type RecoverBatchOptions, type RecoverBatchResult, recoverBatch } from "./recover-batch.js";
+export { DEFAULT_KEY_PREFIX, type RedisLayout, redisLayout } from "./redis-layout.js";
+export {
+  canTransition,
+  isRowState,
+  isTerminalRowState,
+  RETRYABLE_ROW_STATES,
+  type ResultState,
+  ROW_STATES,
+  type RowState,
+  rowStateForPayment,
+  TERMINAL_ROW_STATES,
+} from "./row-state.js";
+export {
+  DuplicateFileError,
+  enqueueQueuedRows,
+  newBatchId,
+  type RowEnqueuer,
+  type RowJobRequest,
+  resumeBatch,
+  resumeIncompleteBatches,
+  type SubmitBatchOptions,
+  type SubmitBatchResult,
+  submitBatch,
+} from "./submit-batch.js";
+export type {
+  BatchProgress,
+  BatchRecord,
+  InvalidRowInput,
+  InvalidRowProblem,
+  RowHistoryEntry,
+  RowRecord,
+  SourceValues,
+  StoredFxQuote,
+  SubmittedInstruction,
+} from "./types.js";

@@ -1,0 +1,38 @@
+/**
+ * Where the batch pipeline keeps its working state in Redis. Every key starts with the store's
+ * prefix, so tests (and several installations) can share one Redis without seeing each other.
+ *
+ *   <p>:batch:<id>                  hash   the batch record
+ *   <p>:batches                     zset   batch ids by creation time (ms)
+ *   <p>:batches:incomplete          set    batches whose rows or enqueue are not finished
+ *   <p>:file-sha256:<hex>           string batch id of a file's content (DUPLICATE_FILE)
+ *   <p>:batch:<id>:rows             hash   row key → JSON {rowNumber, instruction, source} (written once)
+ *   <p>:batch:<id>:invalid          hash   row number → JSON {source, problems}
+ *   <p>:batch:<id>:row:<rowKey>     hash   the row's mutable state (state, attempt, payment, quote, history)
+ *   <p>:batch:<id>:counts           hash   state → number of rows
+ *   <p>:batch:<id>:totals           hash   "<state>|<currency>" → sum of amounts (minor units)
+ *   <p>:batch:<id>:attachments      hash   file path → att_ id (uploaded once per batch)
+ *
+ * One static hash plus one small hash per row keeps 100k rows compact and lets a state change be
+ * one atomic script over three keys.
+ */
+export const DEFAULT_KEY_PREFIX = "payouts";
+
+export function redisLayout(prefix: string = DEFAULT_KEY_PREFIX) {
+  const batch = (id: string) => `${prefix}:batch:${id}`;
+  return {
+    prefix,
+    batch,
+    batches: `${prefix}:batches`,
+    incomplete: `${prefix}:batches:incomplete`,
+    fileIndex: (sha256: string) => `${prefix}:file-sha256:${sha256}`,
+    rows: (id: string) => `${batch(id)}:rows`,
+    invalid: (id: string) => `${batch(id)}:invalid`,
+    row: (id: string, rowKey: string) => `${batch(id)}:row:${rowKey}`,
+    counts: (id: string) => `${batch(id)}:counts`,
+    totals: (id: string) => `${batch(id)}:totals`,
+    attachments: (id: string) => `${batch(id)}:attachments`,
+  };
+}
+
+export type RedisLayout = ReturnType<typeof redisLayout>;

@@ -1,0 +1,156 @@
+/**
+ * The Lua scripts that change a row, so that every change is atomic: the state check, the new fields,
+ * the per-state counters, the money totals and the history line move together or not at all. The
+ * scripts never decode JSON (Lua's cjson rounds numbers and turns empty arrays into objects); values
+ * arrive ready-encoded from TypeScript.
+ */
+import { createHash } from "node:crypto";
+import type { Redis } from "ioredis";
+import { luaAdoptableFromErrorTable, luaRankTable, RETRYABLE_ROW_STATES } from "./row-state.js";
+
+export interface LuaScript {
+  name: string;
+  source: string;
+  sha: string;
+}
+
+function script(name: string, source: string): LuaScript {
+  return { name, source, sha: createHash("sha1").update(source).digest("hex") };
+}
+
+/** JSON string literal of a Lua string (state names and ISO times: no escaping needed beyond quotes). */
+const HISTORY_LINE = `
+local function history_line(now, from, to, attempt, note)
+  local f = 'null'
+  if from then f = '"' .. from .. '"' end
+  return '{"at":"' .. now .. '","from":' .. f .. ',"to":"' .. to .. '","attempt":' .. attempt .. ',"note":' .. note .. '}\\n'
+end
+`;
+
+/**
+ * Records rows that are not recorded yet (a resumed submission never resets a row that moved on).
+ * KEYS: counts, totals, row hash 1..n. ARGV: now, then per row: currency, amount. Returns rows created.
+ */
+export const INIT_ROWS = script(
+  "initRows",
+  `${HISTORY_LINE}
+local now = ARGV[1]
+local created = 0
+for i = 3, #KEYS do
+  local key = KEYS[i]
+  if redis.call('EXISTS', key) == 0 then
+    local currency = ARGV[2 + (i - 3) * 2]
+    local amount = ARGV[3 + (i - 3) * 2]
+    redis.call('HSET', key, 'state', 'queued', 'attempt', '1', 'requoteGeneration', '0',
+      'currency', currency, 'amount', amount, 'updatedAt', now,
+      'history', history_line(now, nil, 'queued', '1', '"recorded"'))
+    redis.call('HINCRBY', KEYS[1], 'queued', 1)
+    redis.call('HINCRBY', KEYS[2], 'queued|' .. currency, tonumber(amount))
+    created = created + 1
+  end
+end
+return created
+`,
+);
+
+/**
+ * Changes a row: optionally its state (forward only), and fields. An empty field value deletes it.
+ * KEYS: row, counts, totals. ARGV: expected attempt ('' = any), target state ('' = keep), now,
+ * note (JSON string or 'null'), then field/value pairs.
+ * Returns {outcome, state before, attempt}: outcome is ok | missing | stale | terminal | refused.
+ */
+export const TRANSITION_ROW = script(
+  "transitionRow",
+  `${HISTORY_LINE}
+local rank = ${luaRankTable()}
+local adoptable = ${luaAdoptableFromErrorTable()}
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing', '', ''} end
+local cur = redis.call('HGET', KEYS[1], 'state')
+local att = redis.call('HGET', KEYS[1], 'attempt')
+if ARGV[1] ~= '' and ARGV[1] ~= att then return {'stale', cur, att} end
+local to = ARGV[2]
+local now = ARGV[3]
+local note = ARGV[4]
+local changes = (to ~= '' and to ~= cur)
+if not changes then
+  if rank[cur] == 3 then return {'terminal', cur, att} end
+  to = cur
+else
+  local allowed
+  if cur == 'error' then allowed = adoptable[to] == true else allowed = rank[to] ~= nil and rank[to] > rank[cur] end
+  if not allowed then return {'refused', cur, att} end
+end
+for i = 5, #ARGV, 2 do
+  if ARGV[i + 1] == '' then
+    redis.call('HDEL', KEYS[1], ARGV[i])
+  else
+    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+  end
+end
+redis.call('HSET', KEYS[1], 'updatedAt', now)
+if changes then
+  redis.call('HSET', KEYS[1], 'state', to)
+  local currency = redis.call('HGET', KEYS[1], 'currency')
+  local amount = tonumber(redis.call('HGET', KEYS[1], 'amount'))
+  redis.call('HINCRBY', KEYS[2], cur, -1)
+  redis.call('HINCRBY', KEYS[2], to, 1)
+  redis.call('HINCRBY', KEYS[3], cur .. '|' .. currency, -amount)
+  redis.call('HINCRBY', KEYS[3], to .. '|' .. currency, amount)
+end
+if changes or note ~= 'null' then
+  local h = redis.call('HGET', KEYS[1], 'history') or ''
+  redis.call('HSET', KEYS[1], 'history', h .. history_line(now, cur, to, att, note))
+end
+return {'ok', cur, att}
+`,
+);
+
+const RETRYABLE_LUA = `{${RETRYABLE_ROW_STATES.map((s) => `["${s}"]=true`).join(",")}}`;
+
+/**
+ * An operator retry: a new attempt of a failed, canceled, rejected or errored row. Clears everything
+ * that belonged to the previous attempt. KEYS: row, counts, totals. ARGV: expected attempt, now, note.
+ * Returns {outcome, state before, new attempt}: outcome is ok | missing | stale | refused.
+ */
+export const START_NEW_ATTEMPT = script(
+  "startNewAttempt",
+  `${HISTORY_LINE}
+local retryable = ${RETRYABLE_LUA}
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing', '', ''} end
+local cur = redis.call('HGET', KEYS[1], 'state')
+local att = redis.call('HGET', KEYS[1], 'attempt')
+if ARGV[1] ~= att then return {'stale', cur, att} end
+if retryable[cur] ~= true then return {'refused', cur, att} end
+local next = tostring(tonumber(att) + 1)
+local now = ARGV[2]
+redis.call('HDEL', KEYS[1], 'paymentId', 'paymentStatus', 'debitUsd', 'fxRate', 'quote', 'sentBodyHash',
+  'sentGeneration', 'errorCode', 'errorMessage')
+redis.call('HSET', KEYS[1], 'state', 'queued', 'attempt', next, 'requoteGeneration', '0', 'updatedAt', now)
+local currency = redis.call('HGET', KEYS[1], 'currency')
+local amount = tonumber(redis.call('HGET', KEYS[1], 'amount'))
+redis.call('HINCRBY', KEYS[2], cur, -1)
+redis.call('HINCRBY', KEYS[2], 'queued', 1)
+redis.call('HINCRBY', KEYS[3], cur .. '|' .. currency, -amount)
+redis.call('HINCRBY', KEYS[3], 'queued|' .. currency, amount)
+local h = redis.call('HGET', KEYS[1], 'history') or ''
+redis.call('HSET', KEYS[1], 'history', h .. history_line(now, cur, 'queued', next, ARGV[3]))
+return {'ok', cur, next}
+`,
+);
+
+/** Runs a script by its SHA, loading it on the first NOSCRIPT (after a restart or a SCRIPT FLUSH). */
+export async function runScript(
+  redis: Redis,
+  lua: LuaScript,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<unknown> {
+  try {
+    return await redis.evalsha(lua.sha, keys.length, ...keys, ...args);
+  } catch (err) {
+    if (err instanceof Error && err.message.includes("NOSCRIPT")) {
+      return redis.eval(lua.source, keys.length, ...keys, ...args);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,277 @@
+/**
+ * Submitting a batch, resumably (DESIGN rule 1, last sentence):
+ *
+ *   1. archive the instructions (the intent) on disk;
+ *   2. claim the file's sha256 and record the batch (incomplete);
+ *   3. record every row (`queued`, attempt 1) in chunks;
+ *   4. enqueue one job per `queued` row (job id = the row's Idempotency-Key) in chunks;
+ *   5. mark the batch `enqueueComplete`.
+ *
+ * A crash anywhere leaves a batch that {@link resumeBatch} finishes, when the same file comes again or
+ * a worker starts: re-recording skips rows that exist, re-adding a job id that exists is a no-op in
+ * BullMQ, and rows already past `queued` are never enqueued again. Never a second batch.
+ */
+import { randomBytes } from "node:crypto";
+import { idempotencyKeyFor } from "../row-identity/index.js";
+import type { BatchStore } from "./batch-store.js";
+import { ROW_CHUNK } from "./batch-store.js";
+import { archivePathFor, readInstructionArchive, writeInstructionArchive } from "./instruction-archive.js";
+import type { BatchRecord, InvalidRowInput, SubmittedInstruction } from "./types.js";
+
+/** One job to add: the job data is only the row's coordinates; the worker reads the rest from Redis. */
+export interface RowJobRequest {
+  batchId: string;
+  rowKey: string;
+  attempt: number;
+  /** The row's Idempotency-Key of this attempt (requote generation 0). */
+  jobId: string;
+}
+
+/** How batches hand rows to the queue (implemented by the pipeline's payment queue). */
+export interface RowEnqueuer {
+  enqueue(jobs: readonly RowJobRequest[]): Promise<void>;
+}
+
+export class DuplicateFileError extends Error {
+  override readonly name = "DuplicateFileError";
+  readonly code = "DUPLICATE_FILE";
+  constructor(readonly existingBatchId: string) {
+    super(
+      `this file was already submitted as batch ${existingBatchId}; submit it again only with --allow-duplicate-file`,
+    );
+  }
+}
+
+export interface SubmitBatchOptions {
+  store: BatchStore;
+  enqueuer: RowEnqueuer;
+  /** The valid rows, in sheet order. */
+  instructions: Iterable<SubmittedInstruction> | AsyncIterable<SubmittedInstruction>;
+  /** Rows that failed validation (recorded as `invalid` for the result file; never enqueued). */
+  invalidRows?: readonly InvalidRowInput[];
+  /** sha256 (hex) of the submitted file. */
+  fileSha256: string;
+  sourceName: string;
+  /** `ent_...` or `me`. */
+  entityId: string;
+  /** DATA_DIR: the instructions are archived under `<dataDir>/archive/`. */
+  dataDir: string;
+  /** Accept a file whose content was submitted before (a new batch). Default false: DUPLICATE_FILE. */
+  allowDuplicateFile?: boolean;
+  /** Fixed batch id (tests); default a new one. */
+  batchId?: string;
+  now?: () => Date;
+}
+
+export interface SubmitBatchResult {
+  batchId: string;
+  /** True when an earlier interrupted submission of the same file was finished instead. */
+  resumed: boolean;
+  rowCount: number;
+  invalidCount: number;
+  /** Jobs handed to the queue by this call. */
+  enqueued: number;
+}
+
+/** A new batch id: time-ordered for people, random enough never to collide; never digits only, no `:`. */
+export function newBatchId(now: Date = new Date()): string {
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "");
+  return `b${stamp}-${randomBytes(4).toString("hex")}`;
+}
+
+async function collect<T>(items: Iterable<T> | AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
+
+export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBatchResult> {
+  const { store, enqueuer } = options;
+  const now = options.now ?? (() => new Date());
+  const instructions = await collect(options.instructions);
+  const invalidRows = options.invalidRows ?? [];
+
+  const earlierId = await store.batchIdForFile(options.fileSha256);
+  if (earlierId !== undefined) {
+    const earlier = await store.getBatch(earlierId);
+    if (earlier && !earlier.enqueueComplete) {
+      // The same file again while its first submission is unfinished: finish that one, never a second.
+      const enqueued = await resumeBatch(store, enqueuer, earlierId, instructions);
+      return {
+        batchId: earlierId,
+        resumed: true,
+        rowCount: earlier.rowCount,
+        invalidCount: earlier.invalidCount,
+        enqueued,
+      };
+    }
+    if (earlier && !options.allowDuplicateFile) throw new DuplicateFileError(earlierId);
+  }
+
+  const batchId = options.batchId ?? newBatchId(now());
+  const createdAt = now().toISOString();
+  const archivePath = archivePathFor(options.dataDir, batchId);
+  const batch: BatchRecord = {
+    id: batchId,
+    fileSha256: options.fileSha256,
+    sourceName: options.sourceName,
+    entityId: options.entityId,
+    createdAt,
+    rowCount: instructions.length,
+    invalidCount: invalidRows.length,
+    rowsRecorded: false,
+    enqueueComplete: false,
+    archivePath,
+  };
+  await writeInstructionArchive(archivePath, {
+    batch: {
+      id: batchId,
+      fileSha256: batch.fileSha256,
+      sourceName: batch.sourceName,
+      entityId: batch.entityId,
+      createdAt,
+    },
+    instructions,
+    invalidRows: [...invalidRows],
+  });
+  const holder = await store.claimFile(options.fileSha256, batchId, options.allowDuplicateFile === true);
+  if (holder !== batchId) {
+    // Another submission of the same content won the race (or a batch record was lost): defer to it.
+    const earlier = await store.getBatch(holder);
+    if (earlier && !options.allowDuplicateFile) {
+      if (earlier.enqueueComplete) throw new DuplicateFileError(holder);
+      const enqueued = await resumeBatch(store, enqueuer, holder, instructions);
+      return {
+        batchId: holder,
+        resumed: true,
+        rowCount: earlier.rowCount,
+        invalidCount: earlier.invalidCount,
+        enqueued,
+      };
+    }
+    await store.claimFile(options.fileSha256, batchId, true);
+  }
+  await store.createBatch(batch);
+  await store.recordInvalidRows(batchId, invalidRows);
+  // Chunk by chunk, each row is recorded before its job is added; chunks overlap so that recording
+  // one hides behind enqueueing another. A crash leaves the batch incomplete for resumeBatch.
+  await inLanes(instructions.length, async (start, end) => {
+    const chunk = instructions.slice(start, end);
+    await store.recordRows(batchId, chunk);
+    await enqueuer.enqueue(
+      jobsFor(
+        batch,
+        chunk.map((i) => ({ rowKey: i.rowKey, attempt: 1 })),
+      ),
+    );
+  });
+  await store.markRowsRecorded(batchId);
+  const enqueued = instructions.length;
+  await store.markEnqueueComplete(batchId);
+  return {
+    batchId,
+    resumed: false,
+    rowCount: instructions.length,
+    invalidCount: invalidRows.length,
+    enqueued,
+  };
+}
+
+/** Chunks written concurrently: enough to keep Redis busy instead of waiting on round trips. */
+const CHUNKS_IN_FLIGHT = 4;
+
+/** Runs `work` over [0, total) in ROW_CHUNK slices, a few at a time; the first failure fails the whole. */
+async function inLanes(total: number, work: (start: number, end: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    for (let start = next; start < total; start = next) {
+      next += ROW_CHUNK;
+      await work(start, Math.min(total, start + ROW_CHUNK));
+    }
+  };
+  const lanes = Math.min(CHUNKS_IN_FLIGHT, Math.ceil(total / ROW_CHUNK));
+  await Promise.all(Array.from({ length: lanes }, lane));
+}
+
+function jobsFor(
+  batch: Pick<BatchRecord, "id" | "entityId">,
+  rows: readonly { rowKey: string; attempt: number }[],
+): RowJobRequest[] {
+  return rows.map(({ rowKey, attempt }) => ({
+    batchId: batch.id,
+    rowKey,
+    attempt,
+    jobId: idempotencyKeyFor({ entityId: batch.entityId, batchId: batch.id, rowKey, attempt }),
+  }));
+}
+
+async function enqueueRows(
+  enqueuer: RowEnqueuer,
+  batch: Pick<BatchRecord, "id" | "entityId">,
+  rows: readonly { rowKey: string; attempt: number }[],
+): Promise<number> {
+  await inLanes(rows.length, (start, end) => enqueuer.enqueue(jobsFor(batch, rows.slice(start, end))));
+  return rows.length;
+}
+
+/**
+ * Finishes an interrupted submission: records missing rows (from `instructions`, else from the
+ * batch's archive), enqueues every row still `queued`, and marks the batch complete. Returns the
+ * number of jobs handed to the queue. Safe to run any number of times, concurrently too.
+ */
+export async function resumeBatch(
+  store: BatchStore,
+  enqueuer: RowEnqueuer,
+  batchId: string,
+  instructions?: readonly SubmittedInstruction[],
+): Promise<number> {
+  const batch = await store.getBatch(batchId);
+  if (!batch) throw new Error(`batch ${batchId} is not recorded`);
+  if (!batch.rowsRecorded) {
+    let rows = instructions;
+    let invalid: readonly InvalidRowInput[] = [];
+    if (!rows) {
+      if (!batch.archivePath) throw new Error(`batch ${batchId} has no archive to finish its rows from`);
+      const archived = await readInstructionArchive(batch.archivePath);
+      rows = archived.instructions;
+      invalid = archived.invalidRows;
+    }
+    await store.recordInvalidRows(batchId, invalid);
+    await store.recordRows(batchId, rows);
+    await store.markRowsRecorded(batchId);
+  }
+  const enqueued = await enqueueQueuedRows(store, enqueuer, batch);
+  await store.markEnqueueComplete(batchId);
+  return enqueued;
+}
+
+/** Enqueues the batch's rows that are still `queued` (on their current attempt). */
+export async function enqueueQueuedRows(
+  store: BatchStore,
+  enqueuer: RowEnqueuer,
+  batch: Pick<BatchRecord, "id" | "entityId">,
+): Promise<number> {
+  const rowKeys = await store.rowKeys(batch.id);
+  const states = await store.rowStates(batch.id, rowKeys);
+  const queued: { rowKey: string; attempt: number }[] = [];
+  rowKeys.forEach((rowKey, i) => {
+    const s = states[i];
+    if (s?.state === "queued") queued.push({ rowKey, attempt: s.attempt });
+  });
+  return enqueueRows(enqueuer, batch, queued);
+}
+
+/** What a worker runs on start: finishes every interrupted submission. Returns the batch ids finished. */
+export async function resumeIncompleteBatches(store: BatchStore, enqueuer: RowEnqueuer): Promise<string[]> {
+  const finished: string[] = [];
+  for (const batchId of await store.incompleteBatchIds()) {
+    const batch = await store.getBatch(batchId);
+    if (!batch) continue;
+    await resumeBatch(store, enqueuer, batchId);
+    finished.push(batchId);
+  }
+  return finished;
+}

@@ -1,0 +1,107 @@
+/**
+ * Glossary of the batch pipeline's records. A **batch** is one submitted sheet; a **row** is one valid
+ * line of it (one payment, ever); an **attempt** is one try of a row as the operator sees it (an
+ * operator retry starts the next); a **requote generation** is a new Idempotency-Key within an attempt,
+ * used only after the service refused a body for good and a look-up showed no payment exists.
+ */
+import type { PayoutInstruction } from "../intake/payout-instruction.js";
+import type { RowState } from "./row-state.js";
+
+export interface BatchRecord {
+  /** Letters, digits, `-`, `_`; never digits only and never a `:` (safe in keys, job ids and externalIds). */
+  id: string;
+  /** sha256 (hex) of the submitted file's bytes. */
+  fileSha256: string;
+  /** The sheet's file name as submitted (for people; not an identity). */
+  sourceName: string;
+  /** The entity the batch pays for (`ent_...` or `me`); part of every Idempotency-Key. */
+  entityId: string;
+  /** ISO time the batch was recorded. */
+  createdAt: string;
+  /** Valid rows (each one job). */
+  rowCount: number;
+  /** Rows that failed validation (recorded for the result file, never enqueued). */
+  invalidCount: number;
+  /** True once every valid row is recorded in Redis. */
+  rowsRecorded: boolean;
+  /** True once every valid row has been handed to the queue. A false value is finished by a worker or a resubmission. */
+  enqueueComplete: boolean;
+  /** Where the batch's instructions were archived (NDJSON), for recovery. */
+  archivePath: string | undefined;
+}
+
+/** An FX quote as stored on the row before the payment that uses it is sent (DESIGN rule 2). */
+export interface StoredFxQuote {
+  quoteToken: string;
+  expiresAt: string;
+  /** Foreign minor units the quote is valid for. */
+  foreignAmount: number;
+  currency: string;
+  /** USD minor units debited before fees. */
+  usdAmount: number;
+  usdToForeignRate: number;
+  /** The requote generation (key) this quote belongs to. */
+  generation: number;
+}
+
+export interface RowHistoryEntry {
+  at: string;
+  from: RowState | null;
+  to: RowState;
+  attempt: number;
+  note: string | null;
+}
+
+/** The source values of a sheet row, by column header, for the result file. */
+export type SourceValues = Record<string, string>;
+
+/** What submitBatch receives per valid row: the instruction, and optionally its original cells. */
+export type SubmittedInstruction = PayoutInstruction & { source?: SourceValues };
+
+export interface InvalidRowProblem {
+  column?: string | undefined;
+  message: string;
+}
+
+/** A row that failed validation: kept so the result file can show it as `invalid`. */
+export interface InvalidRowInput {
+  rowNumber: number;
+  source?: SourceValues;
+  problems: InvalidRowProblem[];
+}
+
+/** Everything the pipeline knows about one row. */
+export interface RowRecord {
+  batchId: string;
+  rowKey: string;
+  rowNumber: number;
+  instruction: PayoutInstruction;
+  source: SourceValues | undefined;
+  state: RowState;
+  attempt: number;
+  requoteGeneration: number;
+  paymentId: string | undefined;
+  /** The payment's status on the service, as last seen. */
+  paymentStatus: string | undefined;
+  /** USD minor units debited before fees (FX payments), as the service reported it. */
+  debitUsd: number | undefined;
+  fxRate: number | undefined;
+  quote: StoredFxQuote | undefined;
+  /** sha256 of the body last (possibly) sent, and the generation (key) it was sent under. */
+  sentBodyHash: string | undefined;
+  sentGeneration: number | undefined;
+  errorCode: string | undefined;
+  errorMessage: string | undefined;
+  updatedAt: string;
+  history: RowHistoryEntry[];
+}
+
+/** Counts by state and money per currency and state, in minor units of that currency. */
+export interface BatchProgress {
+  batch: BatchRecord;
+  counts: Record<RowState, number>;
+  /** `totals[currency][state]` = sum of row amounts (minor units of the currency). */
+  totals: Record<string, Partial<Record<RowState, number>>>;
+  /** Rows in a terminal state. */
+  done: number;
+}

@@ -1,0 +1,67 @@
+/**
+ * `payouts recover <batch id | archive file>`: rebuilds a batch after Redis lost it, from the archived
+ * instructions plus the ledger (GET /payments by metadata and by externalId). Rows with a payment are
+ * adopted; the others are enqueued again under the same keys, so a running worker pays nothing twice.
+ */
+import { stat } from "node:fs/promises";
+import type { Command } from "commander";
+import { archivePathFor, readInstructionArchive, recoverBatch } from "../../batches/index.js";
+import { loadConfig, requireApi } from "../../config/index.js";
+import { createPayoutsClient } from "../../payouts-api/index.js";
+import { openPipeline } from "../../pipeline/index.js";
+import { BATCH_ID_PATTERN } from "../../row-identity/index.js";
+import { CliError, EXIT } from "../exit-codes.js";
+
+async function isFile(p: string): Promise<boolean> {
+  try {
+    return (await stat(p)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+export function registerRecover(program: Command): void {
+  program
+    .command("recover")
+    .argument("<batch>", "batch id, or the path of its archived instructions (.instructions.ndjson)")
+    .description("Rebuild a batch's row states from the Payouts Service after Redis lost them")
+    .option("--redis-prefix <prefix>", "key prefix of the pipeline's data in Redis", "payouts")
+    .action(async (target: string, opts: { redisPrefix: string }) => {
+      const config = loadConfig();
+      const api = requireApi(config);
+      let archivePath = target;
+      if (!(await isFile(target))) {
+        if (!BATCH_ID_PATTERN.test(target)) {
+          throw new CliError(`${target} is neither a file nor a batch id`, EXIT.usage);
+        }
+        archivePath = archivePathFor(config.dataDir, target);
+        if (!(await isFile(archivePath))) {
+          throw new CliError(`no archive for batch ${target} at ${archivePath}`, EXIT.usage);
+        }
+      }
+      const archive = await readInstructionArchive(archivePath);
+      const client = createPayoutsClient({
+        baseUrl: api.apiUrl,
+        apiKey: api.apiKey,
+        entityId: api.entityId,
+        timeoutMs: config.apiTimeoutMs,
+      });
+      const pipeline = openPipeline({ redisUrl: config.redisUrl, prefix: opts.redisPrefix });
+      try {
+        const result = await recoverBatch({
+          store: pipeline.store,
+          enqueuer: pipeline.enqueuer,
+          client,
+          archive,
+          archivePath,
+        });
+        process.stdout.write(
+          `recovered batch ${result.batchId}: ${result.rows} rows, ${result.adopted} adopted from the ledger, ` +
+            `${result.rejected} rejected (reference reused), ${result.enqueued} enqueued again\n`,
+        );
+      } finally {
+        await pipeline.close();
+        await client.close();
+      }
+    });
+}

@@ -1,0 +1,152 @@
+/**
+ * `payouts status [batch] [--json]`: counts by state and money per currency. On a terminal, a batch's
+ * progress is a live bar until every row is final (Ctrl-C stops watching); otherwise plain lines.
+ * Without a batch id, the latest batches.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import cliProgress from "cli-progress";
+import type { Command } from "commander";
+import { Redis } from "ioredis";
+import { type BatchProgress, BatchStore, ROW_STATES, type RowState } from "../../batches/index.js";
+import { loadConfig } from "../../config/index.js";
+import { formatMinor } from "../../money/index.js";
+import { CliError, EXIT } from "../exit-codes.js";
+import { parsePositiveInt } from "../options.js";
+
+interface StatusOptions {
+  json?: boolean;
+  limit: number;
+  watch: boolean;
+  redisPrefix: string;
+}
+
+export function registerStatus(program: Command): void {
+  program
+    .command("status")
+    .argument("[batch]", "batch id (default: list the latest batches)")
+    .description("Batch progress: rows by state and money totals per currency")
+    .option("--json", "print JSON instead of text")
+    .option("--limit <n>", "how many batches to list without a batch id", parsePositiveInt, 10)
+    .option("--no-watch", "on a terminal, print once instead of a live progress bar")
+    .option("--redis-prefix <prefix>", "key prefix of the pipeline's data in Redis", "payouts")
+    .action(async (batchId: string | undefined, opts: StatusOptions) => {
+      const config = loadConfig();
+      const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
+      try {
+        await redis.connect().catch((err: Error) => {
+          throw new CliError(`cannot reach Redis at REDIS_URL: ${err.message}`, EXIT.usage);
+        });
+        const store = new BatchStore(redis, { prefix: opts.redisPrefix });
+        const say = (line: string) => process.stdout.write(`${line}\n`);
+        if (batchId === undefined) await listBatches(store, opts, say);
+        else await showBatch(store, batchId, opts, say);
+      } finally {
+        redis.disconnect();
+      }
+    });
+}
+
+/** Minor units as major units of the currency (`1250.00`), or as-is for an unknown code. */
+function money(minor: number, currency: string): string {
+  try {
+    return formatMinor(minor, currency);
+  } catch {
+    return String(minor);
+  }
+}
+
+function progressJson(p: BatchProgress) {
+  return { batch: p.batch, counts: p.counts, totals: p.totals, final: p.done, rows: p.batch.rowCount };
+}
+
+/** The text report of one batch, as lines (pure: used for plain output and tests). */
+export function formatProgress(p: BatchProgress): string[] {
+  const b = p.batch;
+  const lines = [
+    `batch ${b.id}  ${b.sourceName}  created ${b.createdAt}  entity ${b.entityId}`,
+    `rows: ${b.rowCount} valid, ${b.invalidCount} invalid; ${p.done} of ${b.rowCount} final` +
+      (b.enqueueComplete ? "" : "  (submission not finished: a worker will complete it)"),
+    `  ${ROW_STATES.filter((s) => p.counts[s] > 0)
+      .map((s) => `${s} ${p.counts[s]}`)
+      .join(", ")}`,
+  ];
+  for (const [currency, byState] of Object.entries(p.totals).sort(([a], [b]) => a.localeCompare(b))) {
+    const parts = (Object.entries(byState) as [RowState, number][]).map(
+      ([s, v]) => `${s} ${money(v, currency)}`,
+    );
+    lines.push(`  ${currency}: ${parts.join(", ")}`);
+  }
+  return lines;
+}
+
+async function showBatch(
+  store: BatchStore,
+  batchId: string,
+  opts: StatusOptions,
+  say: (line: string) => void,
+): Promise<void> {
+  let progress = await store.progress(batchId);
+  if (!progress)
+    throw new CliError(`no batch ${batchId} in Redis (run \`payouts status\` to list batches)`, EXIT.usage);
+  if (opts.json) {
+    say(JSON.stringify(progressJson(progress), null, 2));
+    return;
+  }
+  const live = opts.watch && process.stdout.isTTY === true && progress.done < progress.batch.rowCount;
+  if (!live) {
+    for (const line of formatProgress(progress)) say(line);
+    return;
+  }
+  const bar = new cliProgress.SingleBar(
+    { format: "{bar} {value}/{total} final | {states}", hideCursor: true, clearOnComplete: false },
+    cliProgress.Presets.shades_classic,
+  );
+  const states = (p: BatchProgress) =>
+    ROW_STATES.filter((s) => p.counts[s] > 0)
+      .map((s) => `${s} ${p.counts[s]}`)
+      .join(", ");
+  bar.start(progress.batch.rowCount, progress.done, { states: states(progress) });
+  let stopped = false;
+  const stop = () => {
+    stopped = true;
+  };
+  process.once("SIGINT", stop);
+  try {
+    while (!stopped && progress.done < progress.batch.rowCount) {
+      await sleep(500);
+      progress = (await store.progress(batchId)) ?? progress;
+      bar.update(progress.done, { states: states(progress) });
+    }
+  } finally {
+    bar.stop();
+    process.off("SIGINT", stop);
+  }
+  for (const line of formatProgress(progress)) say(line);
+}
+
+async function listBatches(
+  store: BatchStore,
+  opts: StatusOptions,
+  say: (line: string) => void,
+): Promise<void> {
+  const batches = await store.latestBatches(opts.limit);
+  const progresses = (await Promise.all(batches.map((b) => store.progress(b.id)))).filter(
+    (p): p is BatchProgress => p !== undefined,
+  );
+  if (opts.json) {
+    say(JSON.stringify(progresses.map(progressJson), null, 2));
+    return;
+  }
+  if (progresses.length === 0) {
+    say("no batches yet (submit a sheet with `payouts submit <sheet>`)");
+    return;
+  }
+  for (const p of progresses) {
+    const summary = ROW_STATES.filter((s) => p.counts[s] > 0)
+      .map((s) => `${s} ${p.counts[s]}`)
+      .join(", ");
+    say(
+      `${p.batch.id}  ${p.batch.createdAt}  ${p.batch.sourceName}  ${p.done}/${p.batch.rowCount} final  ${summary}`,
+    );
+  }
+}

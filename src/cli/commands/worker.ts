@@ -1,0 +1,76 @@
+/**
+ * `payouts worker`: the payment worker. On start it finishes interrupted submissions, then processes
+ * payment jobs until SIGINT/SIGTERM; then it stops taking jobs, lets in-flight ones finish within
+ * `--shutdown-grace-ms`, closes every connection and exits 0.
+ */
+import type { Command } from "commander";
+import { loadConfig, requireApi } from "../../config/index.js";
+import { createLogger } from "../../logging/index.js";
+import { createWorkerClient, DEFAULT_SHUTDOWN_GRACE_MS, startPaymentService } from "../../pipeline/index.js";
+import { parsePositiveInt } from "../options.js";
+import { untilShutdownSignal } from "../signals.js";
+import { registerRecover } from "./recover.js";
+import { registerStatus } from "./status.js";
+
+export interface WorkerCommandOptions {
+  concurrency?: number;
+  rateLimit?: number;
+  lockMs?: number;
+  shutdownGraceMs: number;
+  redisPrefix: string;
+}
+
+export function registerWorker(program: Command): void {
+  program
+    .command("worker")
+    .description("Run the payment worker: one payment per queued row, until SIGINT/SIGTERM")
+    .option("--concurrency <n>", "payments processed at once (default WORKER_CONCURRENCY)", parsePositiveInt)
+    .option(
+      "--rate-limit <n>",
+      "payments started per second across all workers (default PAYOUTS_RATE_LIMIT_PER_SECOND)",
+      parsePositiveInt,
+    )
+    .option("--lock-ms <n>", "job lock: a crashed worker's jobs run again after this long", parsePositiveInt)
+    .option(
+      "--shutdown-grace-ms <n>",
+      "on SIGINT/SIGTERM, how long in-flight payments may take to finish",
+      parsePositiveInt,
+      DEFAULT_SHUTDOWN_GRACE_MS,
+    )
+    .option("--redis-prefix <prefix>", "key prefix of the pipeline's data in Redis", "payouts")
+    .action(async (opts: WorkerCommandOptions) => {
+      await runWorker(opts);
+    });
+}
+
+export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
+  const config = loadConfig();
+  const api = requireApi(config);
+  const logger = createLogger({ level: config.logLevel, name: "payment-worker" });
+  const concurrency = opts.concurrency ?? config.workerConcurrency;
+  const service = await startPaymentService({
+    redisUrl: config.redisUrl,
+    prefix: opts.redisPrefix,
+    client: createWorkerClient({ ...api, timeoutMs: config.apiTimeoutMs }),
+    concurrency,
+    rateLimitPerSecond: opts.rateLimit ?? config.rateLimitPerSecond,
+    ...(opts.lockMs !== undefined ? { lockDurationMs: opts.lockMs, stalledIntervalMs: opts.lockMs } : {}),
+    logger,
+  });
+  if (service.resumed.length > 0) {
+    logger.info({ batches: service.resumed }, "finished interrupted submissions");
+  }
+  logger.info({ concurrency, prefix: opts.redisPrefix }, "payment worker ready");
+  const signal = await untilShutdownSignal();
+  logger.info({ signal }, "stopping: no new jobs; waiting for in-flight payments");
+  await service.stop(opts.shutdownGraceMs);
+  logger.info("payment worker stopped");
+  process.exitCode = 0;
+}
+
+/** Registers the pipeline's commands (`worker`, `status`, `recover`) in one call from program.ts. */
+export function registerPipelineCommands(program: Command): void {
+  registerWorker(program);
+  registerStatus(program);
+  registerRecover(program);
+}

@@ -1,0 +1,37 @@
+/** Public face of the payment pipeline: the queue, the job processor, the worker and their wiring. */
+export { bodyHash, needsFxQuote, paymentBodyFor } from "./payment-body.js";
+export {
+  createPaymentProcessor,
+  type PaymentProcessor,
+  type PaymentProcessorOptions,
+  type ProcessResult,
+  RowOutcomeError,
+} from "./payment-processor.js";
+export {
+  bullPrefix,
+  createPaymentQueue,
+  DEFAULT_PAYMENT_JOB_SETTINGS,
+  PAYMENT_QUEUE_NAME,
+  type PaymentJobData,
+  type PaymentJobSettings,
+  paymentJobOptions,
+  paymentQueueEnqueuer,
+} from "./payment-queue.js";
+export {
+  closeWorkerWithin,
+  createPaymentWorker,
+  type PaymentWorkerLogger,
+  type PaymentWorkerOptions,
+} from "./payment-worker.js";
+export {
+  connectRedis,
+  createWorkerClient,
+  DEFAULT_SHUTDOWN_GRACE_MS,
+  openPipeline,
+  type PaymentService,
+  type PaymentServiceOptions,
+  type Pipeline,
+  type PipelineSettings,
+  startPaymentService,
+  submitToPipeline,
+} from "./pipeline-runtime.js";

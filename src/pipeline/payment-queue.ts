@@ -1,0 +1,67 @@
+/**
+ * The payments queue: one BullMQ job per row attempt. The job id is the row's Idempotency-Key (a UUID:
+ * never digits only, never a `:`), so adding a row twice while its job exists is a no-op; the job data
+ * is only the row's coordinates, and the worker reads everything else from the row in Redis.
+ */
+import { type JobsOptions, Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import type { RowEnqueuer, RowJobRequest } from "../batches/index.js";
+
+export const PAYMENT_QUEUE_NAME = "payments";
+
+export interface PaymentJobData {
+  batchId: string;
+  rowKey: string;
+  attempt: number;
+}
+
+export interface PaymentJobSettings {
+  /** Tries per job (transport faults); after the last the row becomes `error`. Default 8. */
+  attempts: number;
+  /** First retry delay of the exponential backoff, ms (then doubling). Default 1000. */
+  backoffMs: number;
+}
+
+export const DEFAULT_PAYMENT_JOB_SETTINGS: Readonly<PaymentJobSettings> = { attempts: 8, backoffMs: 1000 };
+
+/** BullMQ's key prefix under the store's prefix, so one prefix isolates a whole installation or test. */
+export function bullPrefix(prefix: string): string {
+  return `${prefix}:bull`;
+}
+
+export function paymentJobOptions(settings: PaymentJobSettings): JobsOptions {
+  return {
+    attempts: settings.attempts,
+    backoff: { type: "exponential", delay: settings.backoffMs },
+    // A finished row lives on in its Redis record; the job is not needed any more. A re-add of the
+    // id later is harmless: the row is past `queued`, so the worker does nothing.
+    removeOnComplete: true,
+    // Failed jobs stay a week for inspection (a failed job's id blocks a re-add of the same attempt,
+    // which is what we want: only an operator retry, with a new key, sends the row again).
+    removeOnFail: { age: 7 * 24 * 3600 },
+  };
+}
+
+export function createPaymentQueue(connection: Redis, prefix: string): Queue<PaymentJobData> {
+  return new Queue<PaymentJobData>(PAYMENT_QUEUE_NAME, { connection, prefix: bullPrefix(prefix) });
+}
+
+/** Adds rows to the queue with `addBulk` (the caller chunks, ~1000 at a time). */
+export function paymentQueueEnqueuer(
+  queue: Queue<PaymentJobData>,
+  settings: PaymentJobSettings = DEFAULT_PAYMENT_JOB_SETTINGS,
+): RowEnqueuer {
+  const opts = paymentJobOptions(settings);
+  return {
+    async enqueue(jobs: readonly RowJobRequest[]): Promise<void> {
+      if (jobs.length === 0) return;
+      await queue.addBulk(
+        jobs.map((j) => ({
+          name: "payment",
+          data: { batchId: j.batchId, rowKey: j.rowKey, attempt: j.attempt },
+          opts: { ...opts, jobId: j.jobId },
+        })),
+      );
+    },
+  };
+}

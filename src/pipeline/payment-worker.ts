@@ -1,0 +1,102 @@
+/**
+ * The BullMQ side of the payment worker: concurrency, the global rate limit, 429 handling
+ * (`worker.rateLimit` + `Worker.RateLimitError()`), `UnrecoverableError` for rows that must not
+ * retry, and a bounded graceful close. The work itself is in payment-processor.ts.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import { type Job, UnrecoverableError, Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import { isRateLimited } from "../payouts-api/index.js";
+import type { PaymentProcessor, ProcessResult } from "./payment-processor.js";
+import { bullPrefix, PAYMENT_QUEUE_NAME, type PaymentJobData } from "./payment-queue.js";
+
+export interface PaymentWorkerLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface PaymentWorkerOptions {
+  /** A connection with `maxRetriesPerRequest: null` (BullMQ requires it). Not closed by the worker. */
+  connection: Redis;
+  /** The store's key prefix; the queue lives under `<prefix>:bull`. */
+  prefix: string;
+  processor: PaymentProcessor;
+  /** Jobs processed at the same time in this process. */
+  concurrency: number;
+  /** Global cap on jobs started per second across all workers (BullMQ limiter). */
+  rateLimitPerSecond: number;
+  /** Job lock; a crashed worker's jobs run again this long after it died. Default 30 000 ms. */
+  lockDurationMs?: number;
+  /** How often stalled jobs are looked for. Default: BullMQ's (30 000 ms) or the lock duration if shorter. */
+  stalledIntervalMs?: number;
+  /** Times a job may stall (its worker died) before it fails. Default 10: crashes must not fail rows. */
+  maxStalledCount?: number;
+  /** Wait used after a 429 without Retry-After. Default 1000 ms. */
+  defaultRateLimitWaitMs?: number;
+  logger?: PaymentWorkerLogger;
+}
+
+export function createPaymentWorker(options: PaymentWorkerOptions): Worker<PaymentJobData, ProcessResult> {
+  const { processor, logger } = options;
+  const lockDuration = options.lockDurationMs ?? 30_000;
+  const worker: Worker<PaymentJobData, ProcessResult> = new Worker<PaymentJobData, ProcessResult>(
+    PAYMENT_QUEUE_NAME,
+    async (job: Job<PaymentJobData, ProcessResult>) => {
+      const isLastTry = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      let result: ProcessResult;
+      try {
+        result = await processor.process(job.data, isLastTry);
+      } catch (err) {
+        if (isRateLimited(err)) {
+          // Pause the whole queue for as long as the service asked, without using up a try.
+          await worker.rateLimit(err.retryAfterMs ?? options.defaultRateLimitWaitMs ?? 1000);
+          throw Worker.RateLimitError();
+        }
+        throw err;
+      }
+      if (result.outcome === "rejected" || result.outcome === "error") {
+        // Recorded on the row already; the job fails without retries so queue tools show it.
+        throw new UnrecoverableError(`${result.outcome}: ${result.code}`);
+      }
+      return result;
+    },
+    {
+      connection: options.connection,
+      prefix: bullPrefix(options.prefix),
+      concurrency: options.concurrency,
+      limiter: { max: options.rateLimitPerSecond, duration: 1000 },
+      lockDuration,
+      stalledInterval: options.stalledIntervalMs ?? Math.min(30_000, lockDuration),
+      maxStalledCount: options.maxStalledCount ?? 10,
+      autorun: true,
+    },
+  );
+
+  worker.on("failed", (job, err) => {
+    if (!job) return;
+    const exhausted = job.attemptsMade >= (job.opts.attempts ?? 1);
+    const final = exhausted || err.name === "UnrecoverableError" || /stalled/i.test(err.message);
+    if (!final) return;
+    // Usually recorded by the processor already (then this is refused as terminal); this catches
+    // jobs BullMQ failed on its own, e.g. one that stalled too often.
+    processor.markError(job.data, err).catch((e: unknown) => {
+      logger?.error({ err: (e as Error).message, jobId: job.id }, "could not record a failed job on its row");
+    });
+  });
+  worker.on("error", (err) => {
+    logger?.warn({ err: err.message }, "payment worker error");
+  });
+  return worker;
+}
+
+/**
+ * Stops taking jobs and lets in-flight ones finish, for at most `timeoutMs`. Returns false when the
+ * bound was hit: the caller should then abort in-flight HTTP calls (closing the API client), after
+ * which BullMQ gives the jobs back for a retry under the same keys.
+ */
+export async function closeWorkerWithin(worker: Worker, timeoutMs: number): Promise<boolean> {
+  const closing = worker.close().then(() => true);
+  const timer = sleep(timeoutMs, false, { ref: false });
+  return Promise.race([closing, timer]);
+}

@@ -1,0 +1,215 @@
+/**
+ * Wiring of the pipeline's resources: Redis connections, the batch store, the payments queue, and the
+ * payment service (worker + resume of interrupted submissions + orderly stop). Commands, the demo and
+ * tests use these instead of building the pieces themselves.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Queue, Worker } from "bullmq";
+import { Redis } from "ioredis";
+import {
+  BatchStore,
+  DEFAULT_KEY_PREFIX,
+  type RowEnqueuer,
+  resumeIncompleteBatches,
+  type SubmitBatchOptions,
+  type SubmitBatchResult,
+  submitBatch,
+} from "../batches/index.js";
+import { createPayoutsClient, type PayoutsClient } from "../payouts-api/index.js";
+import { createPaymentProcessor, type ProcessResult } from "./payment-processor.js";
+import {
+  createPaymentQueue,
+  DEFAULT_PAYMENT_JOB_SETTINGS,
+  type PaymentJobData,
+  type PaymentJobSettings,
+  paymentQueueEnqueuer,
+} from "./payment-queue.js";
+import { closeWorkerWithin, createPaymentWorker, type PaymentWorkerLogger } from "./payment-worker.js";
+
+/**
+ * A Redis connection fit for BullMQ (`maxRetriesPerRequest: null`). `autoPipelining` batches the
+ * commands issued in one tick into one socket write: with dozens of jobs in flight that saves most
+ * write syscalls. Not for a connection that runs blocking commands (BullMQ's worker connection).
+ */
+export function connectRedis(url: string, options: { autoPipelining?: boolean } = {}): Redis {
+  return new Redis(url, {
+    maxRetriesPerRequest: null,
+    enableAutoPipelining: options.autoPipelining === true,
+  });
+}
+
+/**
+ * The API client as the worker uses it: a couple of quick in-process retries for blips, then the
+ * fault goes to BullMQ (longer exponential backoff, same key and body). A 429 whose Retry-After is
+ * set is never waited out here: the worker pauses the whole queue instead.
+ */
+export function createWorkerClient(api: {
+  apiUrl: string;
+  apiKey: string;
+  entityId: string;
+  timeoutMs?: number;
+}): PayoutsClient {
+  return createPayoutsClient({
+    baseUrl: api.apiUrl,
+    apiKey: api.apiKey,
+    entityId: api.entityId,
+    ...(api.timeoutMs !== undefined ? { timeoutMs: api.timeoutMs } : {}),
+    retry: { maxAttempts: 2, baseDelayMs: 100, maxDelayMs: 1_000, maxRetryAfterMs: 0 },
+  });
+}
+
+export interface PipelineSettings {
+  redisUrl: string;
+  /** Key prefix of everything the pipeline stores (default `payouts`). */
+  prefix?: string;
+  jobs?: Partial<PaymentJobSettings>;
+}
+
+export interface Pipeline {
+  redis: Redis;
+  prefix: string;
+  store: BatchStore;
+  queue: Queue<PaymentJobData>;
+  enqueuer: RowEnqueuer;
+  close(): Promise<void>;
+}
+
+/** Opens the store and the queue. `close()` ends both and their connections. */
+export function openPipeline(settings: PipelineSettings): Pipeline {
+  const prefix = settings.prefix ?? DEFAULT_KEY_PREFIX;
+  // The store and the queue get their own connections: BullMQ loads ~40 scripts onto its connection,
+  // and ioredis copies every loaded script into each pipeline it builds (auto-pipelining builds many).
+  const redis = connectRedis(settings.redisUrl, { autoPipelining: true });
+  const queueConnection = connectRedis(settings.redisUrl);
+  const store = new BatchStore(redis, { prefix });
+  const queue = createPaymentQueue(queueConnection, prefix);
+  const enqueuer = paymentQueueEnqueuer(queue, { ...DEFAULT_PAYMENT_JOB_SETTINGS, ...settings.jobs });
+  let closing: Promise<void> | undefined;
+  return {
+    redis,
+    prefix,
+    store,
+    queue,
+    enqueuer,
+    close: () => {
+      closing ??= (async () => {
+        await queue.close();
+        await queueConnection.quit().catch(() => queueConnection.disconnect());
+        await redis.quit().catch(() => redis.disconnect());
+      })();
+      return closing;
+    },
+  };
+}
+
+/** What `payouts submit` calls after validation: records and enqueues the batch (resumably). */
+export async function submitToPipeline(
+  settings: PipelineSettings,
+  input: Omit<SubmitBatchOptions, "store" | "enqueuer">,
+): Promise<SubmitBatchResult> {
+  const pipeline = openPipeline(settings);
+  try {
+    return await submitBatch({ ...input, store: pipeline.store, enqueuer: pipeline.enqueuer });
+  } finally {
+    await pipeline.close();
+  }
+}
+
+/**
+ * BullMQ and the row records need Redis never to evict keys (`maxmemory-policy noeviction`): an
+ * evicted row or job would silently drop a payment. Managed services may refuse CONFIG; then say nothing.
+ */
+async function warnUnlessNoEviction(redis: Redis, logger: PaymentWorkerLogger | undefined): Promise<void> {
+  try {
+    const [, policy] = (await redis.config("GET", "maxmemory-policy")) as [string, string];
+    if (policy && policy !== "noeviction") {
+      logger?.warn(
+        { policy },
+        "Redis maxmemory-policy should be noeviction: evicted keys lose rows and jobs",
+      );
+    }
+  } catch {
+    // CONFIG is not available (managed Redis); nothing to check.
+  }
+}
+
+export interface PaymentServiceOptions extends PipelineSettings {
+  /** The API client; owned by the service from now on (closed by `stop`). */
+  client: PayoutsClient;
+  concurrency: number;
+  rateLimitPerSecond: number;
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+  quoteSafetyMs?: number;
+  logger?: PaymentWorkerLogger;
+}
+
+export interface PaymentService {
+  pipeline: Pipeline;
+  worker: Worker<PaymentJobData, ProcessResult>;
+  /** Batches whose interrupted submission this service finished when it started. */
+  resumed: string[];
+  /**
+   * Stops taking jobs, lets in-flight ones finish for at most `graceMs`, then aborts what is left
+   * (BullMQ retries those under the same keys) and closes every connection. Idempotent.
+   */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+/** After aborting in-flight calls, how long the worker gets to hand the jobs back. */
+const ABORT_SETTLE_MS = 2_000;
+
+export async function startPaymentService(options: PaymentServiceOptions): Promise<PaymentService> {
+  const pipeline = openPipeline(options);
+  // BullMQ workers block on their connection; give the worker its own, closed by us (not by BullMQ).
+  const workerConnection = connectRedis(options.redisUrl);
+  const processor = createPaymentProcessor({
+    store: pipeline.store,
+    client: options.client,
+    ...(options.quoteSafetyMs !== undefined ? { quoteSafetyMs: options.quoteSafetyMs } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
+  await warnUnlessNoEviction(pipeline.redis, options.logger);
+  let resumed: string[];
+  try {
+    resumed = await resumeIncompleteBatches(pipeline.store, pipeline.enqueuer);
+  } catch (err) {
+    await pipeline.close();
+    workerConnection.disconnect();
+    throw err;
+  }
+  const worker = createPaymentWorker({
+    connection: workerConnection,
+    prefix: pipeline.prefix,
+    processor,
+    concurrency: options.concurrency,
+    rateLimitPerSecond: options.rateLimitPerSecond,
+    ...(options.lockDurationMs !== undefined ? { lockDurationMs: options.lockDurationMs } : {}),
+    ...(options.stalledIntervalMs !== undefined ? { stalledIntervalMs: options.stalledIntervalMs } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
+  let stopping: Promise<void> | undefined;
+  return {
+    pipeline,
+    worker,
+    resumed,
+    stop: (graceMs = DEFAULT_SHUTDOWN_GRACE_MS) => {
+      stopping ??= (async () => {
+        const finished = await closeWorkerWithin(worker, graceMs);
+        if (!finished) {
+          options.logger?.warn(
+            { graceMs },
+            "in-flight payments did not finish in time; aborting them for a retry",
+          );
+          await options.client.close();
+          await Promise.race([worker.close(), sleep(ABORT_SETTLE_MS, undefined, { ref: false })]);
+        }
+        await options.client.close();
+        await pipeline.close();
+        await workerConnection.quit().catch(() => workerConnection.disconnect());
+      })();
+      return stopping;
+    },
+  };
+}

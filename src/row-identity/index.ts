@@ -1,0 +1,15 @@
+/** Public face of row identity: pure functions deriving a row's key, externalId and payment metadata. */
+export {
+  assertBatchId,
+  attachmentKeyFor,
+  BATCH_ID_PATTERN,
+  externalIdFor,
+  idempotencyKeyFor,
+  MetadataLimitError,
+  metadataNamesRow,
+  PAYOUTS_KEY_NAMESPACE,
+  paymentMetadataFor,
+  type RowIdentity,
+  rowMetadataValue,
+} from "./row-identity.js";
+export { uuidV5 } from "./uuid-v5.js";

@@ -1,0 +1,184 @@
+/**
+ * The deterministic identity of one row's payment (DESIGN rule 1), as pure functions:
+ *
+ * - the `Idempotency-Key`: UUID v5 over (entity, batch, row key, attempt[, requote generation]); it makes
+ *   transport retries safe for 24 hours;
+ * - the payment `externalId`: the row's `reference` on attempt 1, `<reference>-r<attempt>` after an
+ *   operator retry, `<batchId>-row<rowNumber>` for a row without a reference; unique per partner
+ *   forever, so it is the guard that outlives the key;
+ * - the payment metadata: the sheet's `metadata.<key>` columns plus `payouts_batch`, `payouts_row`,
+ *   `payouts_attempt`, which let the batch be rebuilt from the ledger (DESIGN rule 3).
+ */
+import { createHash } from "node:crypto";
+import { RESERVED_METADATA_KEYS } from "../intake/payout-instruction.js";
+import {
+  EXTERNAL_ID_MAX,
+  EXTERNAL_ID_PATTERN,
+  METADATA_KEY_MAX,
+  METADATA_MAX_KEYS,
+  METADATA_VALUE_MAX,
+} from "../payouts-api/wire-types.js";
+import { uuidV5 } from "./uuid-v5.js";
+
+/**
+ * The project's fixed UUID namespace. Changing it changes every key, so a row resubmitted after the
+ * change could not be recognised by its key any more (its externalId would still protect it).
+ */
+export const PAYOUTS_KEY_NAMESPACE = "3f1c2a8e-6b7d-4e59-9a0c-5d2e8f71b4c6";
+
+export interface RowIdentity {
+  /** `ent_...` or `me`: the entity the payment is made for (part of the key, never of the externalId). */
+  entityId: string;
+  batchId: string;
+  /** The row's key within the batch: its reference, else `#<rowNumber>` (see `rowKeyOf`). */
+  rowKey: string;
+  rowNumber: number;
+  reference: string | undefined;
+  /** 1 for the first try of a row; an operator retry makes 2, 3, ... */
+  attempt: number;
+}
+
+/** A batch id is safe as an externalId part, a Redis key part and a BullMQ job id part. */
+export const BATCH_ID_PATTERN = /^(?!\d+$)[A-Za-z0-9_-]{1,64}$/;
+
+export function assertBatchId(batchId: string): void {
+  if (!BATCH_ID_PATTERN.test(batchId)) {
+    throw new RangeError(
+      `batch id ${JSON.stringify(batchId)} must be 1-64 letters, digits, - or _, not digits only`,
+    );
+  }
+}
+
+function assertAttempt(attempt: number): void {
+  if (!Number.isInteger(attempt) || attempt < 1) throw new RangeError(`attempt must be an integer >= 1`);
+}
+
+/**
+ * The Idempotency-Key of one POST /payments of the row. `requoteGeneration` > 0 only after the
+ * service refused a body for good under the previous key (expired FX quote, key reused with another
+ * body) and a look-up showed no payment exists: a new body then needs a new key.
+ */
+export function idempotencyKeyFor(
+  identity: Pick<RowIdentity, "entityId" | "batchId" | "rowKey" | "attempt">,
+  requoteGeneration = 0,
+): string {
+  assertBatchId(identity.batchId);
+  assertAttempt(identity.attempt);
+  if (!Number.isInteger(requoteGeneration) || requoteGeneration < 0) {
+    throw new RangeError("requoteGeneration must be an integer >= 0");
+  }
+  // A JSON array is an unambiguous encoding: no choice of row key can make two identities collide.
+  const parts: (string | number)[] = [
+    "payment",
+    identity.entityId,
+    identity.batchId,
+    identity.rowKey,
+    identity.attempt,
+  ];
+  if (requoteGeneration > 0) parts.push(requoteGeneration);
+  return uuidV5(JSON.stringify(parts), PAYOUTS_KEY_NAMESPACE);
+}
+
+/** The key an attachment file of a batch is uploaded under, so a retried upload creates one attachment. */
+export function attachmentKeyFor(entityId: string, batchId: string, filePath: string): string {
+  return uuidV5(JSON.stringify(["attachment", entityId, batchId, filePath]), PAYOUTS_KEY_NAMESPACE);
+}
+
+function shortHash(text: string, hexChars: number): string {
+  return createHash("sha256").update(text, "utf8").digest("hex").slice(0, hexChars);
+}
+
+/**
+ * Fits `base + suffix` into `max` characters. Too long a base is cut and marked with a hash of the
+ * whole base, so two long bases that share a prefix still give different results.
+ */
+function fitWithSuffix(base: string, suffix: string, max: number): string {
+  if (base.length + suffix.length <= max) return base + suffix;
+  const hash = shortHash(base, 12);
+  return `${base.slice(0, max - suffix.length - hash.length - 1)}-${hash}${suffix}`;
+}
+
+/** The payment `externalId` of the row's attempt: always within the spec's pattern and length. */
+export function externalIdFor(
+  identity: Pick<RowIdentity, "batchId" | "rowNumber" | "reference" | "attempt">,
+): string {
+  assertBatchId(identity.batchId);
+  assertAttempt(identity.attempt);
+  const suffix = identity.attempt === 1 ? "" : `-r${identity.attempt}`;
+  const reference = identity.reference;
+  let base: string;
+  if (reference !== undefined && reference.length > 0) {
+    if (!EXTERNAL_ID_PATTERN.test(reference)) {
+      throw new RangeError(
+        `reference ${JSON.stringify(reference)} is not a valid externalId (letters, digits, - and _)`,
+      );
+    }
+    base = reference;
+  } else {
+    if (!Number.isInteger(identity.rowNumber) || identity.rowNumber < 1) {
+      throw new RangeError("rowNumber must be an integer >= 1");
+    }
+    base = `${identity.batchId}-row${identity.rowNumber}`;
+  }
+  return fitWithSuffix(base, suffix, EXTERNAL_ID_MAX);
+}
+
+/**
+ * The `payouts_row` metadata value of a row key: the key itself, or when it is longer than a metadata
+ * value may be, a deterministic shortened form (adoption compares with this same function).
+ */
+export function rowMetadataValue(rowKey: string): string {
+  if (rowKey.length <= METADATA_VALUE_MAX) return rowKey;
+  return fitWithSuffix(rowKey, "", METADATA_VALUE_MAX);
+}
+
+export class MetadataLimitError extends Error {
+  override readonly name = "MetadataLimitError";
+  /** Stable code for the row's result (`error_code`). */
+  readonly code = "METADATA_LIMIT";
+}
+
+/**
+ * The payment metadata of the row's attempt. Throws {@link MetadataLimitError} when the sheet's own
+ * columns break the spec's limits together with the three keys the pipeline adds (intake should have
+ * refused such a row; this is the last line of defence before a 400).
+ */
+export function paymentMetadataFor(
+  identity: Pick<RowIdentity, "batchId" | "rowKey" | "attempt">,
+  sheetMetadata: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const metadata: Record<string, string> = {};
+  for (const [key, value] of Object.entries(sheetMetadata)) {
+    if ((RESERVED_METADATA_KEYS as readonly string[]).includes(key)) {
+      throw new MetadataLimitError(`metadata key ${key} is reserved for the pipeline`);
+    }
+    if (key.length < 1 || key.length > METADATA_KEY_MAX || key.includes("[") || key.includes("]")) {
+      throw new MetadataLimitError(
+        `metadata key ${JSON.stringify(key)} must be 1-${METADATA_KEY_MAX} characters without [ or ]`,
+      );
+    }
+    if (value.length > METADATA_VALUE_MAX) {
+      throw new MetadataLimitError(`metadata.${key} is longer than ${METADATA_VALUE_MAX} characters`);
+    }
+    metadata[key] = value;
+  }
+  const reserved = RESERVED_METADATA_KEYS.length;
+  if (Object.keys(metadata).length + reserved > METADATA_MAX_KEYS) {
+    throw new MetadataLimitError(
+      `at most ${METADATA_MAX_KEYS - reserved} metadata columns (the pipeline adds ${reserved} keys of its own)`,
+    );
+  }
+  metadata.payouts_batch = identity.batchId;
+  metadata.payouts_row = rowMetadataValue(identity.rowKey);
+  metadata.payouts_attempt = String(identity.attempt);
+  return metadata;
+}
+
+/** True when a payment's metadata says it was made for this batch and row (any attempt). */
+export function metadataNamesRow(
+  metadata: Readonly<Record<string, string>> | undefined,
+  batchId: string,
+  rowKey: string,
+): boolean {
+  return metadata?.payouts_batch === batchId && metadata?.payouts_row === rowMetadataValue(rowKey);
+}

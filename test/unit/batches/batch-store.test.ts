@@ -1,0 +1,254 @@
+/**
+ * The batch store on a real Redis (the row scripts are Lua; ioredis-mock cannot be trusted with them).
+ * Every test file uses its own key prefix and deletes its keys afterwards.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  BatchStore,
+  DuplicateFileError,
+  type RowEnqueuer,
+  type RowJobRequest,
+  readInstructionArchive,
+  resumeIncompleteBatches,
+  rowIdempotencyKey,
+  submitBatch,
+} from "../../../src/batches/index.js";
+import { idempotencyKeyFor } from "../../../src/row-identity/index.js";
+import { deleteKeys, instruction, REDIS_URL, sha, uniquePrefix } from "../../integration/pipeline/helpers.js";
+
+let redis: Redis;
+let store: BatchStore;
+let prefix: string;
+let dataDir: string;
+
+beforeAll(async () => {
+  redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  prefix = uniquePrefix("store");
+  store = new BatchStore(redis, { prefix });
+  dataDir = await mkdtemp(path.join(tmpdir(), "payouts-store-"));
+});
+
+afterAll(async () => {
+  await deleteKeys(redis, prefix);
+  await redis.quit();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+/** An enqueuer that records jobs, and can be told to crash after some chunks. */
+function recordingEnqueuer(failAfterChunks = Number.POSITIVE_INFINITY) {
+  const jobs: RowJobRequest[] = [];
+  let chunks = 0;
+  const enqueuer: RowEnqueuer = {
+    async enqueue(batch) {
+      if (chunks >= failAfterChunks) throw new Error("simulated crash while enqueueing");
+      chunks++;
+      jobs.push(...batch);
+    },
+  };
+  return { jobs, enqueuer };
+}
+
+async function newBatch(rows = [instruction(), instruction()]) {
+  const { enqueuer } = recordingEnqueuer();
+  const result = await submitBatch({
+    store,
+    enqueuer,
+    instructions: rows,
+    fileSha256: sha(),
+    sourceName: "t.csv",
+    entityId: "me",
+    dataDir,
+  });
+  return { batchId: result.batchId, rows };
+}
+
+describe("row changes", () => {
+  it("records a row queued on attempt 1, then moves it forward with history, counts and totals", async () => {
+    const { batchId, rows } = await newBatch([instruction({ amount: 1000 }), instruction({ amount: 250 })]);
+    const key = rows[0]!.rowKey;
+    expect((await store.getRow(batchId, key))?.state).toBe("queued");
+
+    const r = await store.changeRow(batchId, key, {
+      expectedAttempt: 1,
+      to: "submitted",
+      fields: { paymentId: "pay_1", paymentStatus: "scheduled" },
+      note: "payment created",
+    });
+    expect(r).toEqual({ outcome: "ok", previous: "queued", attempt: 1 });
+    const row = await store.getRow(batchId, key);
+    expect(row).toMatchObject({ state: "submitted", paymentId: "pay_1", attempt: 1 });
+    expect(row!.history.map((e) => [e.from, e.to, e.note])).toEqual([
+      [null, "queued", "recorded"],
+      ["queued", "submitted", "payment created"],
+    ]);
+    const progress = await store.progress(batchId);
+    expect(progress!.counts).toMatchObject({ queued: 1, submitted: 1 });
+    expect(progress!.totals.USD).toEqual({ queued: 250, submitted: 1000 });
+  });
+
+  it("refuses to move backwards or out of a terminal state, and ignores an older attempt's job", async () => {
+    const { batchId, rows } = await newBatch();
+    const key = rows[0]!.rowKey;
+    await store.changeRow(batchId, key, { to: "in-progress" });
+    expect((await store.changeRow(batchId, key, { to: "submitted" })).outcome).toBe("refused");
+    await store.changeRow(batchId, key, { to: "completed" });
+    expect((await store.changeRow(batchId, key, { to: "failed" })).outcome).toBe("refused");
+    expect((await store.changeRow(batchId, key, { fields: { errorCode: "X" } })).outcome).toBe("terminal");
+    expect((await store.changeRow(batchId, key, { expectedAttempt: 2, to: "completed" })).outcome).toBe(
+      "stale",
+    );
+    expect((await store.changeRow(batchId, "no-such-row", { to: "completed" })).outcome).toBe("missing");
+    expect((await store.getRow(batchId, key))?.state).toBe("completed");
+  });
+
+  it("starts a new attempt only from failed, canceled, rejected or error rows", async () => {
+    const { batchId, rows } = await newBatch();
+    const [a, b] = rows.map((r) => r.rowKey) as [string, string];
+    await store.changeRow(batchId, a, { to: "rejected", fields: { errorCode: "VALIDATION_ERROR" } });
+    await store.changeRow(batchId, b, { to: "submitted", fields: { paymentId: "pay_b" } });
+
+    expect((await store.startNewAttempt(batchId, b, 1)).outcome).toBe("refused");
+    expect(await store.startNewAttempt(batchId, a, 1)).toEqual({
+      outcome: "ok",
+      previous: "rejected",
+      attempt: 2,
+    });
+    const row = await store.getRow(batchId, a);
+    expect(row).toMatchObject({ state: "queued", attempt: 2, errorCode: undefined });
+    expect((await store.startNewAttempt(batchId, a, 1)).outcome).toBe("stale");
+  });
+
+  it("keeps concurrent changes consistent: counts always add up to the rows", async () => {
+    const rows = Array.from({ length: 50 }, () => instruction());
+    const { batchId } = await newBatch(rows);
+    await Promise.all(
+      rows.flatMap((r) => [
+        store.changeRow(batchId, r.rowKey, { to: "submitted" }),
+        store.changeRow(batchId, r.rowKey, { to: "in-progress" }),
+        store.changeRow(batchId, r.rowKey, { to: "submitted" }),
+      ]),
+    );
+    const progress = await store.progress(batchId);
+    const total = Object.values(progress!.counts).reduce((a, b) => a + b, 0);
+    expect(total).toBe(50);
+    expect(progress!.counts.queued).toBe(0);
+  });
+});
+
+describe("submitBatch", () => {
+  it("records rows first, enqueues one job per row with the row's Idempotency-Key, archives the intent", async () => {
+    const rows = [instruction(), instruction()];
+    const { jobs, enqueuer } = recordingEnqueuer();
+    const result = await submitBatch({
+      store,
+      enqueuer,
+      instructions: rows,
+      invalidRows: [{ rowNumber: 9, problems: [{ column: "amount", message: "not a number" }] }],
+      fileSha256: sha(),
+      sourceName: "march.csv",
+      entityId: "ent_acme_corp",
+      dataDir,
+    });
+    expect(result).toMatchObject({ resumed: false, rowCount: 2, invalidCount: 1, enqueued: 2 });
+    expect(result.batchId).toMatch(/^b\d{8}T\d{6}-[0-9a-f]{8}$/);
+    expect(jobs.map((j) => j.jobId)).toEqual(
+      rows.map((r) =>
+        idempotencyKeyFor({
+          entityId: "ent_acme_corp",
+          batchId: result.batchId,
+          rowKey: r.rowKey,
+          attempt: 1,
+        }),
+      ),
+    );
+    const batch = await store.getBatch(result.batchId);
+    expect(batch).toMatchObject({ rowsRecorded: true, enqueueComplete: true, sourceName: "march.csv" });
+    const firstRow = await store.getRow(result.batchId, rows[0]!.rowKey);
+    expect(rowIdempotencyKey(batch!, firstRow!)).toBe(jobs[0]!.jobId);
+    expect(await store.invalidRows(result.batchId)).toEqual([
+      { rowNumber: 9, source: undefined, problems: [{ column: "amount", message: "not a number" }] },
+    ]);
+    const archive = await readInstructionArchive(batch!.archivePath!);
+    expect(archive.instructions.map((i) => i.rowKey)).toEqual(rows.map((r) => r.rowKey));
+  });
+
+  it("refuses the same file content again with DUPLICATE_FILE naming the batch, unless allowed", async () => {
+    const fileSha256 = sha();
+    const common = {
+      store,
+      instructions: [instruction()],
+      fileSha256,
+      sourceName: "a.csv",
+      entityId: "me",
+      dataDir,
+    };
+    const first = await submitBatch({ ...common, enqueuer: recordingEnqueuer().enqueuer });
+    const again = submitBatch({ ...common, enqueuer: recordingEnqueuer().enqueuer });
+    await expect(again).rejects.toThrow(DuplicateFileError);
+    await expect(again).rejects.toMatchObject({ code: "DUPLICATE_FILE", existingBatchId: first.batchId });
+    const allowed = await submitBatch({
+      ...common,
+      enqueuer: recordingEnqueuer().enqueuer,
+      allowDuplicateFile: true,
+    });
+    expect(allowed.batchId).not.toBe(first.batchId);
+  });
+
+  it("finishes an interrupted submission when the same file comes again: same batch, no row twice", async () => {
+    const rows = Array.from({ length: 2500 }, () => instruction());
+    const fileSha256 = sha();
+    const common = { store, instructions: rows, fileSha256, sourceName: "big.csv", entityId: "me", dataDir };
+    const crashing = recordingEnqueuer(1);
+    await expect(submitBatch({ ...common, enqueuer: crashing.enqueuer })).rejects.toThrow(/simulated crash/);
+    expect(crashing.jobs).toHaveLength(1000);
+    const batchId = crashing.jobs[0]!.batchId;
+    expect((await store.getBatch(batchId))?.enqueueComplete).toBe(false);
+    // One row moved on meanwhile (its job ran): it must not be enqueued again.
+    await store.changeRow(batchId, rows[0]!.rowKey, { to: "submitted", fields: { paymentId: "pay_x" } });
+
+    const second = recordingEnqueuer();
+    const result = await submitBatch({ ...common, enqueuer: second.enqueuer });
+    expect(result).toMatchObject({ batchId, resumed: true });
+    expect(second.jobs).toHaveLength(2499);
+    expect(second.jobs.some((j) => j.rowKey === rows[0]!.rowKey)).toBe(false);
+    expect((await store.getBatch(batchId))?.enqueueComplete).toBe(true);
+    expect((await store.progress(batchId))?.counts).toMatchObject({ queued: 2499, submitted: 1 });
+  });
+
+  it("lets a starting worker finish a batch whose rows were never recorded, from its archive", async () => {
+    const rows = [instruction(), instruction(), instruction()];
+    const crashing: RowEnqueuer = {
+      enqueue: async () => {
+        throw new Error("simulated crash");
+      },
+    };
+    // Crash before enqueueing; then pretend the rows were never written either.
+    await expect(
+      submitBatch({
+        store,
+        enqueuer: crashing,
+        instructions: rows,
+        fileSha256: sha(),
+        sourceName: "x.csv",
+        entityId: "me",
+        dataDir,
+      }),
+    ).rejects.toThrow();
+    const batchId = (await store.latestBatches(1))[0]?.id;
+    expect(await store.incompleteBatchIds()).toContain(batchId);
+    await redis.hset(store.keys.batch(batchId!), "rowsRecorded", "0");
+    await redis.unlink(store.keys.rows(batchId!), ...rows.map((r) => store.keys.row(batchId!, r.rowKey)));
+    const worker = recordingEnqueuer();
+    const finished = await resumeIncompleteBatches(store, worker.enqueuer);
+    expect(finished).toContain(batchId);
+    expect(worker.jobs.filter((j) => j.batchId === batchId).map((j) => j.rowKey)).toEqual(
+      expect.arrayContaining(rows.map((r) => r.rowKey)),
+    );
+    expect(await store.rowKeys(batchId!)).toHaveLength(rows.length);
+    expect(await store.incompleteBatchIds()).not.toContain(batchId);
+  });
+});
