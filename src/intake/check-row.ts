@@ -106,7 +106,8 @@ export interface RowCheckContext {
 
 export function checkRow(row: SheetRow, ctx: RowCheckContext): RowCheck {
   const problems: Problem[] = [];
-  const columns = columnsByName(ctx.header);
+  const plan = headerPlan(ctx.header);
+  const columns = plan.byName;
   const at = (name: string): SheetCell => {
     const column = columns.get(name);
     return column ? (row.cells[column.key] ?? EMPTY_CELL) : EMPTY_CELL;
@@ -118,13 +119,14 @@ export function checkRow(row: SheetRow, ctx: RowCheckContext): RowCheck {
     return column ? `${column.letter}${row.rowNumber}` : name;
   };
 
-  // Error cells first: a #REF! amount must say #REF!, not "amount missing".
-  const broken = new Set<string>();
-  for (const column of ctx.header.columns) {
-    if (!column.canonical) continue;
+  // Error cells first: a #REF! amount must say #REF!, not "amount missing". (Made only when a row has
+  // one: most rows have none.)
+  let broken: Set<string> | undefined;
+  for (const column of plan.ours) {
     const cell = row.cells[column.key];
     if (cell?.kind === "error") {
-      broken.add(column.canonical);
+      broken ??= new Set<string>();
+      broken.add(column.canonical!);
       const what =
         cell.error === "FORMULA_NOT_CALCULATED"
           ? "holds a formula without a calculated value; open the file in your spreadsheet, recalculate and save it"
@@ -140,7 +142,7 @@ export function checkRow(row: SheetRow, ctx: RowCheckContext): RowCheck {
     }
   }
   const text = (name: string): string | undefined => {
-    if (broken.has(name)) return undefined;
+    if (broken?.has(name)) return undefined;
     const cell = at(name);
     if (cell.lossy) {
       report(
@@ -178,8 +180,8 @@ export function checkRow(row: SheetRow, ctx: RowCheckContext): RowCheck {
   }
 
   // accounts
-  const from = resolveAccount("from_account", text("from_account"), mergedHint("from_account"));
-  const to = resolveAccount("to_account", text("to_account"), mergedHint("to_account"));
+  const from = resolveAccount("from_account", text("from_account"));
+  const to = resolveAccount("to_account", text("to_account"));
   if (from) {
     if (from.ownershipType !== "internal") {
       report(
@@ -233,7 +235,7 @@ export function checkRow(row: SheetRow, ctx: RowCheckContext): RowCheck {
 
   // amount: only meaningful once the currency (and so its exponent) is known
   let amount: number | undefined;
-  if (currency !== undefined && !broken.has("amount")) {
+  if (currency !== undefined && !broken?.has("amount")) {
     const cell = at("amount");
     const parsed =
       cell.kind === "number" && cell.number !== undefined
@@ -285,18 +287,17 @@ export function checkRow(row: SheetRow, ctx: RowCheckContext): RowCheck {
 
   // metadata columns
   const metadata: Record<string, string> = {};
-  for (const column of ctx.header.columns) {
-    if (!column.canonical?.startsWith(METADATA_PREFIX)) continue;
-    const value = text(column.canonical);
+  for (const { column, canonical, key } of plan.metadata) {
+    const value = text(canonical);
     if (!value) continue;
     if (value.length > METADATA_VALUE_MAX) {
       report(
-        column.canonical,
+        canonical,
         "METADATA_VALUE_TOO_LONG",
         `${column.original} is ${value.length} characters; metadata values hold at most ${METADATA_VALUE_MAX}`,
       );
     } else {
-      metadata[column.canonical.slice(METADATA_PREFIX.length)] = value;
+      metadata[key] = value;
     }
   }
 
@@ -327,40 +328,35 @@ export function checkRow(row: SheetRow, ctx: RowCheckContext): RowCheck {
   if (problems.length > 0 || !accountsOk || !route?.ok || currency === undefined || amount === undefined) {
     return { problems, needsEligibilityCheck: false };
   }
-  return {
-    problems,
-    needsEligibilityCheck,
-    ...(attachment?.kind === "file" ? { attachmentFile: attachment.path } : {}),
-    instruction: {
-      rowNumber: row.rowNumber,
-      rowKey: rowKeyOf(reference, row.rowNumber),
-      reference,
-      originatingAccountId: from.id,
-      receivingAccountId: to.id,
-      amount,
-      currency,
-      deliveryPreference: route.deliveryPreference,
-      deliveryResolvedFromBlank: route.resolvedFromBlank,
-      payerMemo: memo,
-      recipientNote: note,
-      purpose,
-      attachment,
-      metadata,
-    },
+  const instruction: PayoutInstruction = {
+    rowNumber: row.rowNumber,
+    rowKey: rowKeyOf(reference, row.rowNumber),
+    reference,
+    originatingAccountId: from.id,
+    receivingAccountId: to.id,
+    amount,
+    currency,
+    deliveryPreference: route.deliveryPreference,
+    deliveryResolvedFromBlank: route.resolvedFromBlank,
+    payerMemo: memo,
+    recipientNote: note,
+    purpose,
+    attachment,
+    metadata,
   };
+  // Two literals rather than a spread: a row without an attachment file has no `attachmentFile` key.
+  return attachment?.kind === "file"
+    ? { problems, needsEligibilityCheck, attachmentFile: attachment.path, instruction }
+    : { problems, needsEligibilityCheck, instruction };
 
-  function resolveAccount(
-    name: "from_account" | "to_account",
-    ref: string | undefined,
-    hint: string,
-  ): Account | undefined {
+  function resolveAccount(name: "from_account" | "to_account", ref: string | undefined): Account | undefined {
     if (ref === undefined) return undefined;
     const isFrom = name === "from_account";
     if (ref === "") {
       report(
         name,
         isFrom ? "FROM_ACCOUNT_MISSING" : "TO_ACCOUNT_MISSING",
-        `${name} is blank; write an acct_ id or the account's externalId${hint}`,
+        `${name} is blank; write an acct_ id or the account's externalId${mergedHint(name)}`,
       );
       return undefined;
     }
@@ -386,13 +382,30 @@ export function checkRow(row: SheetRow, ctx: RowCheckContext): RowCheck {
   }
 }
 
-/** Canonical column name → column, built once per header (rows are many, headers one). */
-const columnMaps = new WeakMap<SheetHeader, Map<string, SheetColumn>>();
-function columnsByName(header: SheetHeader): Map<string, SheetColumn> {
-  const cached = columnMaps.get(header);
+/** What checkRow needs to know about a header, worked out once per header (rows are many, headers one). */
+interface HeaderPlan {
+  /** Canonical column name → column. */
+  byName: Map<string, SheetColumn>;
+  /** The columns that are ours (a canonical name), in sheet order. */
+  ours: SheetColumn[];
+  /** The `metadata.<key>` columns in sheet order, with their canonical name and metadata key. */
+  metadata: Array<{ column: SheetColumn; canonical: string; key: string }>;
+}
+
+const headerPlans = new WeakMap<SheetHeader, HeaderPlan>();
+function headerPlan(header: SheetHeader): HeaderPlan {
+  const cached = headerPlans.get(header);
   if (cached) return cached;
-  const map = new Map<string, SheetColumn>();
-  columnMaps.set(header, map);
-  for (const column of header.columns) if (column.canonical) map.set(column.canonical, column);
-  return map;
+  const plan: HeaderPlan = { byName: new Map(), ours: [], metadata: [] };
+  for (const column of header.columns) {
+    const canonical = column.canonical;
+    if (!canonical) continue;
+    plan.byName.set(canonical, column);
+    plan.ours.push(column);
+    if (canonical.startsWith(METADATA_PREFIX)) {
+      plan.metadata.push({ column, canonical, key: canonical.slice(METADATA_PREFIX.length) });
+    }
+  }
+  headerPlans.set(header, plan);
+  return plan;
 }

@@ -54,14 +54,26 @@ const DELIVERY_ALIASES: Readonly<Record<string, DeliveryPreference>> = {
   gusd: "international-gusd",
 };
 
+const KNOWN_PREFERENCES: ReadonlySet<string> = new Set(DELIVERY_PREFERENCES);
+
+/**
+ * From a card, these are the normal speed of their rail (what the superseded standard values became):
+ * the spec exempts just them from the eligibility check.
+ */
+const CARD_NORMAL_SPEEDS: ReadonlySet<DeliveryPreference> = new Set(
+  Object.values(CARD_SUPERSEDED) as DeliveryPreference[],
+);
+
 /** `Same Day ACH`, `same_day_ach` and `same-day-ach` all mean `same-day-ach`. */
 export function normalizeDeliveryPreference(cell: string): DeliveryPreference | undefined {
+  // Most cells already hold a spec value as written: answer those without building a new string.
+  if (KNOWN_PREFERENCES.has(cell)) return cell as DeliveryPreference;
   const key = cell
     .trim()
     .toLowerCase()
     .replace(/[\s_]+/g, "-");
-  if ((DELIVERY_PREFERENCES as readonly string[]).includes(key)) return key as DeliveryPreference;
-  return DELIVERY_ALIASES[key];
+  if (KNOWN_PREFERENCES.has(key)) return key as DeliveryPreference;
+  return Object.hasOwn(DELIVERY_ALIASES, key) ? DELIVERY_ALIASES[key] : undefined;
 }
 
 export function isCardAccount(account: Account): boolean {
@@ -122,8 +134,7 @@ export function resolveRoute(from: Account, to: Account, deliveryCell: string): 
   // From a card, same-day-ach and instant-domestic-wire are the normal speed: the spec exempts just these
   // two from the eligibility check. Other faster variants (rtp, fast FX, express checks) are checked from
   // a card too, or a row the service will refuse would pass validation.
-  const cardNormalSpeed =
-    fromCard && (Object.values(CARD_SUPERSEDED) as DeliveryPreference[]).includes(preference);
+  const cardNormalSpeed = fromCard && CARD_NORMAL_SPEEDS.has(preference);
   const needsEligibilityCheck = isFasterVariant(preference) && !cardNormalSpeed;
   return { ok: true, deliveryPreference: preference, resolvedFromBlank: blank, needsEligibilityCheck };
 }

@@ -1,8 +1,8 @@
 /**
  * Validation of a whole sheet: reads it as a stream, applies the row rules, and does the checks that
  * need I/O: references unique across rows, attachment files on disk, and the service's eligibility
- * tool for faster variants. Rows come out in sheet order, in bounded chunks, so memory stays flat
- * however long the sheet is.
+ * tool for faster variants. Rows come out in sheet order; rows waiting for I/O are bounded by
+ * `chunkSize`, so memory stays flat however long the sheet is.
  */
 import { stat } from "node:fs/promises";
 import path from "node:path";
@@ -39,7 +39,11 @@ export interface ValidateOptions extends OpenSheetOptions {
   api: IntakeApi;
   /** Live data fetched once per batch; fetched through `api` when not given. */
   live?: LiveContext;
-  /** Rows checked together (their I/O runs concurrently). Default 256. */
+  /**
+   * At most this many rows wait behind one that needs I/O (an attachment file, the eligibility tool);
+   * their I/O runs concurrently. Rows that need none are handed out as soon as nothing before them waits.
+   * Default 256.
+   */
   chunkSize?: number;
   /** Concurrent calls to the eligibility tool and the file system. Default 8. */
   concurrency?: number;
@@ -80,19 +84,21 @@ async function* validateRows(rows: AsyncIterable<SheetRow>, ctx: RowsContext): A
   const firstRowOfReference = new Map<string, number>();
   const limit = pLimit(ctx.concurrency);
   const attachmentChecks = new Map<string, Promise<AttachmentVerdict>>();
-  let chunk: Array<{ row: SheetRow; check: RowCheck }> = [];
+  const referenceKey = ctx.header.columns.find((c) => c.canonical === "reference")?.key;
+  // Rows in sheet order behind the first row still waiting for I/O. Most rows need none: they are handed
+  // out at once while nothing waits, else queued behind the waiting ones so sheet order holds.
+  let queue: Array<ValidatedRow | Promise<ValidatedRow>> = [];
 
-  const flush = async function* (): AsyncGenerator<ValidatedRow> {
-    const finished = await Promise.all(
-      chunk.map(({ row, check }) => limit(() => finishRow(row, check, ctx, attachmentChecks))),
-    );
-    chunk = [];
-    yield* finished;
+  const drain = async function* (): AsyncGenerator<ValidatedRow> {
+    const waiting = queue;
+    queue = [];
+    for (const entry of waiting) yield await entry;
   };
 
+  const checkContext = { live: ctx.live, header: ctx.header, sheetDir: ctx.sheetDir };
   for await (const row of rows) {
-    const check = checkRow(row, { live: ctx.live, header: ctx.header, sheetDir: ctx.sheetDir });
-    const reference = check.instruction?.reference ?? referenceText(row, ctx.header);
+    const check = checkRow(row, checkContext);
+    const reference = check.instruction?.reference ?? referenceText(row, referenceKey);
     if (reference) {
       const first = firstRowOfReference.get(reference);
       if (first === undefined) {
@@ -108,21 +114,42 @@ async function* validateRows(rows: AsyncIterable<SheetRow>, ctx: RowsContext): A
         );
       }
     }
-    chunk.push({ row, check });
-    if (chunk.length >= ctx.chunkSize) yield* flush();
+    if (check.attachmentFile !== undefined || check.needsEligibilityCheck) {
+      const finished = limit(() => finishRowWithIo(row, check, ctx, attachmentChecks));
+      // Awaited later, in sheet order; until then a failure must not count as an unhandled rejection.
+      finished.catch(() => {});
+      queue.push(finished);
+    } else if (queue.length === 0) {
+      yield finishRow(row, check.problems, check.instruction, ctx);
+      continue;
+    } else {
+      queue.push(finishRow(row, check.problems, check.instruction, ctx));
+    }
+    if (queue.length >= ctx.chunkSize) yield* drain();
   }
-  if (chunk.length > 0) yield* flush();
+  yield* drain();
+}
+
+function finishRow(
+  row: SheetRow,
+  problems: Problem[],
+  instruction: PayoutInstruction | undefined,
+  ctx: RowsContext,
+): ValidatedRow {
+  const valid = problems.length === 0 && !ctx.sheetInvalid && instruction !== undefined;
+  return valid ? { row, problems, instruction } : { row, problems };
 }
 
 type AttachmentVerdict = { ok: true } | { ok: false; code: ProblemCode; message: string };
 
-async function finishRow(
+/** The checks of one row that need I/O: its attachment file on disk, the service's eligibility tool. */
+async function finishRowWithIo(
   row: SheetRow,
   check: RowCheck,
   ctx: RowsContext,
   attachmentChecks: Map<string, Promise<AttachmentVerdict>>,
 ): Promise<ValidatedRow> {
-  const problems = [...check.problems];
+  const problems = check.problems;
   const instruction = check.instruction;
   if (check.attachmentFile) {
     const file = check.attachmentFile;
@@ -156,8 +183,7 @@ async function finishRow(
       );
     }
   }
-  const valid = problems.length === 0 && !ctx.sheetInvalid && instruction !== undefined;
-  return valid ? { row, problems, instruction } : { row, problems };
+  return finishRow(row, problems, instruction, ctx);
 }
 
 async function checkAttachmentFile(file: string): Promise<AttachmentVerdict> {
@@ -185,9 +211,8 @@ async function checkAttachmentFile(file: string): Promise<AttachmentVerdict> {
   }
 }
 
-function referenceText(row: SheetRow, header: SheetHeader): string | undefined {
-  const column = header.columns.find((c) => c.canonical === "reference");
-  const text = column ? row.cells[column.key]?.text.trim() : undefined;
+function referenceText(row: SheetRow, referenceKey: string | undefined): string | undefined {
+  const text = referenceKey === undefined ? undefined : row.cells[referenceKey]?.text.trim();
   return text || undefined;
 }
 

@@ -30,7 +30,8 @@ const EXPONENTS: ReadonlyMap<string, number> = new Map(
 
 /** Minor-unit exponent of an ISO 4217 code (case-insensitive); `undefined` for an unknown code. */
 export function currencyExponent(code: string): number | undefined {
-  return EXPONENTS.get(code.trim().toUpperCase());
+  // Most callers pass a code as listed ("USD"): look it up as is before normalising it.
+  return EXPONENTS.get(code) ?? EXPONENTS.get(code.trim().toUpperCase());
 }
 
 /** Every known ISO 4217 code, upper case. */

@@ -56,6 +56,8 @@ const fail = (code: AmountErrorCode, message: string): Failure => ({ ok: false, 
 const SPACE_SEPARATORS = " \u00A0\u202F\u2009";
 const APOSTROPHE_SEPARATORS = "'\u2019";
 const NUMERIC_BODY = /^[0-9.,'\u2019 \u00A0\u202F\u2009]+$/;
+/** A thousands separator other than `,` and `.`: one of SPACE_SEPARATORS or APOSTROPHE_SEPARATORS. */
+const OTHER_SEPARATOR = /['\u2019 \u00A0\u202F\u2009]/;
 const MINUS_SIGNS = ["-", "\u2212"];
 
 /** Parses a cell's amount (text or number) in `currency` into minor units. */
@@ -80,6 +82,70 @@ export function parseAmount(
 }
 
 function parseAmountText(
+  input: string,
+  currency: string,
+  exponent: number,
+  convention: AmountConvention,
+): ParsedAmount {
+  return (
+    parsePlainAmountText(input, currency, exponent, convention) ??
+    parseAmountTextInFull(input, currency, exponent, convention)
+  );
+}
+
+/**
+ * Plain digits with an optional dot and decimals (`1250`, `2864.08`): the shape almost every text amount
+ * in a sheet has. At most 15 integer digits, so the value stays within what a double holds exactly.
+ */
+const PLAIN_AMOUNT = /^[0-9]{1,15}(?:\.[0-9]+)?$/;
+
+/**
+ * The fast path of `parseAmount` for text: reads a plain amount (`PLAIN_AMOUNT`) when its reading does not
+ * depend on anything the full parser would look at, and returns `undefined` otherwise (then the full
+ * parser decides). A dot is the decimal mark unless the sheet's convention is "comma" (then the full
+ * parser refuses it or reads it as a thousands separator) or the value could be a thousands group
+ * (`1.234` in a sheet whose convention is unclear is AMOUNT_AMBIGUOUS). Exported for the property tests
+ * that hold it to `parseAmountTextInFull` on every input; callers use `parseAmount`.
+ */
+export function parsePlainAmountText(
+  input: string,
+  currency: string,
+  exponent: number,
+  convention: AmountConvention,
+): ParsedAmount | undefined {
+  if (!PLAIN_AMOUNT.test(input)) return undefined;
+  const dot = input.indexOf(".");
+  if (dot < 0) return toMinor(input, "", false, currency, exponent, input);
+  if (convention === "comma") return undefined;
+  const integerDigits = input.slice(0, dot);
+  const fractionDigits = input.slice(dot + 1);
+  if (convention !== "dot" && couldBeThousands(integerDigits, fractionDigits)) return undefined;
+  // The usual shape, exactly the currency's decimals and no leading zero (`2864.08`): the text is already
+  // the normalized amount, and at most 15 digits make an exact double.
+  if (
+    fractionDigits.length === exponent &&
+    integerDigits.length + exponent <= 15 &&
+    (integerDigits.length === 1 || integerDigits.charCodeAt(0) !== 0x30)
+  ) {
+    const minor = Number(integerDigits + fractionDigits);
+    if (minor > 0) return { ok: true, minor, normalized: input };
+  }
+  return toMinor(integerDigits, fractionDigits, false, currency, exponent, input);
+}
+
+/**
+ * `1,234` or `1.234`: one mark followed by exactly three digits, after one to three digits that do not
+ * start with 0, reads as a thousands group as well as a decimal amount.
+ */
+function couldBeThousands(before: string, after: string): boolean {
+  return after.length === 3 && /^[1-9][0-9]{0,2}$/.test(before);
+}
+
+/**
+ * The full reading of a text amount: signs, currency decorations, separators and the sheet's convention.
+ * Exported for the property tests that compare the fast path with it; callers use `parseAmount`.
+ */
+export function parseAmountTextInFull(
   input: string,
   currency: string,
   exponent: number,
@@ -129,12 +195,35 @@ function parseAmountText(
 
 type Decoration = { ok: true; rest: string } | Failure;
 
+/**
+ * A three-letter code at the start or the end of the text, standing alone: `USD 12`, `12.00usd`. The
+ * letters next to it must not be letters too, so the end of a word (`12 dollars`, `5 pesos`) is not read
+ * as a code (ARS, SOS).
+ */
+const LEADING_CODE = /^([A-Za-z]{3})(?![A-Za-z])\s*(.*)$/s;
+const TRAILING_CODE = /^(.*?)\s*(?<![A-Za-z])([A-Za-z]{3})$/s;
+const THREE_LETTERS = /^[A-Za-z]{3}$/;
+
+/** The symbols lower-cased once (matching is case-insensitive: `KR`, `Kr`, `kr`). */
+const SYMBOLS_LOWER = CURRENCY_SYMBOLS.map(
+  ([symbol, codes]) => [symbol, symbol.toLowerCase(), codes] as const,
+);
+
+function isAsciiLetter(charCode: number): boolean {
+  const lower = charCode | 0x20;
+  return lower >= 0x61 && lower <= 0x7a;
+}
+
 /** Removes one currency code or symbol before or after the number; it must belong to `currency`. */
 function stripCurrency(text: string, currency: string): Decoration {
-  const codeMatch = /^([A-Za-z]{3})\s*(.*)$/s.exec(text) ?? /^(.*?)\s*([A-Za-z]{3})$/s.exec(text);
+  // A code needs a letter at the start or the end; checking that first spares the regexes for most text.
+  const codeMatch =
+    isAsciiLetter(text.charCodeAt(0)) || isAsciiLetter(text.charCodeAt(text.length - 1))
+      ? (LEADING_CODE.exec(text) ?? TRAILING_CODE.exec(text))
+      : null;
   if (codeMatch) {
     const [, a = "", b = ""] = codeMatch;
-    const [candidate, rest] = /^[A-Za-z]{3}$/.test(a) && !/^[A-Za-z]{3}$/.test(b) ? [a, b] : [b, a];
+    const [candidate, rest] = THREE_LETTERS.test(a) && !THREE_LETTERS.test(b) ? [a, b] : [b, a];
     const upper = candidate.toUpperCase();
     if (currencyExponent(upper) !== undefined) {
       if (upper !== currency) {
@@ -146,9 +235,8 @@ function stripCurrency(text: string, currency: string): Decoration {
       return { ok: true, rest: rest.trim() };
     }
   }
-  for (const [symbol, codes] of CURRENCY_SYMBOLS) {
-    const lower = text.toLowerCase();
-    const symbolLower = symbol.toLowerCase();
+  const lower = text.toLowerCase();
+  for (const [symbol, symbolLower, codes] of SYMBOLS_LOWER) {
     let rest: string | undefined;
     if (lower.startsWith(symbolLower)) rest = text.slice(symbol.length);
     else if (lower.endsWith(symbolLower)) rest = text.slice(0, text.length - symbol.length);
@@ -175,9 +263,7 @@ function separatorKind(ch: string): string {
 function splitDecimal(text: string, convention: AmountConvention, original: string): DecimalSplit {
   const commaCount = count(text, ",");
   const dotCount = count(text, ".");
-  const hasOtherSeparator = [...text].some(
-    (ch) => SPACE_SEPARATORS.includes(ch) || APOSTROPHE_SEPARATORS.includes(ch),
-  );
+  const hasOtherSeparator = OTHER_SEPARATOR.test(text);
   const conventionMark = convention === "dot" ? "." : convention === "comma" ? "," : undefined;
   let decimalMark: "," | "." | undefined;
   if (commaCount > 0 && dotCount > 0) {
@@ -208,8 +294,7 @@ function splitDecimal(text: string, convention: AmountConvention, original: stri
       decimalMark = mark; // "1 234,56": spaces group the thousands, so the mark is decimal
     } else {
       const [before = "", after = ""] = text.split(mark);
-      const couldBeThousands = after.length === 3 && /^[1-9][0-9]{0,2}$/.test(before);
-      if (couldBeThousands) {
+      if (couldBeThousands(before, after)) {
         return fail(
           "AMOUNT_AMBIGUOUS",
           `"${original}" could be ${before}${after} or ${before}.${after}: the sheet's decimal mark is unclear; ` +
@@ -256,20 +341,27 @@ function toMinor(
   exponent: number,
   shown: string,
 ): ParsedAmount {
-  const significantFraction = fractionDigits.replace(/0+$/, "");
+  let significantEnd = fractionDigits.length;
+  while (significantEnd > 0 && fractionDigits.charCodeAt(significantEnd - 1) === 0x30) significantEnd--;
+  const significantFraction = fractionDigits.slice(0, significantEnd);
   if (significantFraction.length > exponent) {
     return fail(
       "AMOUNT_TOO_PRECISE",
       `"${shown}" has more decimals than ${currency} allows (${exponent}); amounts are never rounded`,
     );
   }
-  const minor = BigInt(integerDigits + significantFraction.padEnd(exponent, "0"));
-  if (minor === 0n) return fail("AMOUNT_ZERO", `"${shown}" is zero; a payout must be more than zero`);
+  const digits = integerDigits + significantFraction.padEnd(exponent, "0");
+  // Up to 15 digits are below 2^53, so a double holds them exactly; longer ones go through BigInt.
+  const minor = digits.length <= 15 ? Number(digits) : BigInt(digits);
+  if (minor === 0 || minor === 0n) {
+    return fail("AMOUNT_ZERO", `"${shown}" is zero; a payout must be more than zero`);
+  }
   if (negative) return fail("AMOUNT_NEGATIVE", `"${shown}" is negative; a payout amount must be positive`);
-  if (minor > BigInt(Number.MAX_SAFE_INTEGER)) {
+  if (minor > Number.MAX_SAFE_INTEGER) {
     return fail("AMOUNT_TOO_LARGE", `"${shown}" is too large to pay in one payment`);
   }
-  return { ok: true, minor: Number(minor), normalized: formatMinor(minor, currency) };
+  const safe = Number(minor);
+  return { ok: true, minor: safe, normalized: formatMinorIn(safe, exponent) };
 }
 
 /** Formats integer minor units as an exact major-unit string: `formatMinor(125000, "USD")` → "1250.00". */
@@ -279,9 +371,14 @@ export function formatMinor(minor: number | bigint, currency: string): string {
   if (typeof minor === "number" && !Number.isSafeInteger(minor)) {
     throw new RangeError(`minor units must be a safe integer, got ${minor}`);
   }
-  const value = BigInt(minor);
-  const negative = value < 0n;
-  const digits = (negative ? -value : value).toString().padStart(exponent + 1, "0");
+  return formatMinorIn(minor, exponent);
+}
+
+function formatMinorIn(minor: number | bigint, exponent: number): string {
+  const negative = minor < 0;
+  // A safe integer prints its exact digits as a number; BigInt only for bigint input.
+  const magnitude = typeof minor === "number" ? Math.abs(minor) : negative ? -minor : minor;
+  const digits = magnitude.toString().padStart(exponent + 1, "0");
   const integerPart = digits.slice(0, digits.length - exponent);
   const fractionPart = digits.slice(digits.length - exponent);
   return `${negative ? "-" : ""}${integerPart}${exponent > 0 ? `.${fractionPart}` : ""}`;
@@ -289,7 +386,7 @@ export function formatMinor(minor: number | bigint, currency: string): string {
 
 function count(text: string, ch: string): number {
   let n = 0;
-  for (const c of text) if (c === ch) n++;
+  for (let i = text.indexOf(ch); i >= 0; i = text.indexOf(ch, i + 1)) n++;
   return n;
 }
 
@@ -298,6 +395,20 @@ function count(text: string, ch: string): number {
  * (`1234`, `1,234`, `1.234`). Numeric cells say nothing either.
  */
 export function amountConventionEvidence(text: string): "dot" | "comma" | null {
+  // Fast path for plain amounts (`2864.08`, `1250`): the same answer as the full reading below.
+  if (PLAIN_EVIDENCE.test(text)) {
+    const dot = text.indexOf(".");
+    if (dot < 0 || couldBeThousands(text.slice(0, dot), text.slice(dot + 1))) return null;
+    return "dot";
+  }
+  return amountConventionEvidenceInFull(text);
+}
+
+/** Digits with at most one dot and no other character: nothing for the full reading to strip. */
+const PLAIN_EVIDENCE = /^[0-9]*\.?[0-9]*$/;
+
+/** The full reading behind `amountConventionEvidence`; exported for the property tests of its fast path. */
+export function amountConventionEvidenceInFull(text: string): "dot" | "comma" | null {
   const core = text.replace(/[^0-9.,]/g, "");
   const commaCount = count(core, ",");
   const dotCount = count(core, ".");
@@ -306,8 +417,7 @@ export function amountConventionEvidence(text: string): "dot" | "comma" | null {
   const mark = commaCount > 0 ? "," : ".";
   if (commaCount + dotCount > 1) return mark === "," ? "dot" : "comma"; // repeated: thousands separator
   const [before = "", after = ""] = core.split(mark);
-  const couldBeThousands = after.length === 3 && /^[1-9][0-9]{0,2}$/.test(before);
-  if (couldBeThousands) return null;
+  if (couldBeThousands(before, after)) return null;
   return mark === "," ? "comma" : "dot";
 }
 
@@ -323,6 +433,8 @@ export class AmountConventionTally {
   }
 
   addAmountText(text: string): void {
+    // Once the evidence goes both ways the sheet is "mixed" whatever follows: skip reading the rest.
+    if (this.dot && this.comma) return;
     this.addEvidence(amountConventionEvidence(text));
   }
 

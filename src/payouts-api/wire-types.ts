@@ -92,12 +92,20 @@ export const CARD_SUPERSEDED: Readonly<Partial<Record<DeliveryPreference, Delive
   "domestic-wire": "instant-domestic-wire",
 };
 
-export function railOf(p: DeliveryPreference): AccountType {
+/** Delivery preference → its rail, built once: validation asks for every row of a sheet. */
+const RAIL_OF_PREFERENCE: ReadonlyMap<DeliveryPreference, AccountType> = (() => {
+  const rails = new Map<DeliveryPreference, AccountType>();
   for (const [rail, prefs] of Object.entries(RAIL_PREFERENCES)) {
-    if (prefs.includes(p)) return rail as AccountType;
+    for (const p of prefs) if (!rails.has(p)) rails.set(p, rail as AccountType);
   }
+  return rails;
+})();
+
+export function railOf(p: DeliveryPreference): AccountType {
+  const rail = RAIL_OF_PREFERENCE.get(p);
   /* c8 ignore next */
-  throw new Error(`unknown delivery preference ${p}`);
+  if (rail === undefined) throw new Error(`unknown delivery preference ${p}`);
+  return rail;
 }
 
 /** A faster variant is any preference that is not its rail's normal speed. */

@@ -1,7 +1,8 @@
 /**
  * Streaming CSV reader. The file is read twice, each time in constant memory: a first pass settles
  * the encoding, the header and the amount convention (which needs every amount of the sheet) before a
- * single row is handed out; the second pass yields the rows.
+ * single row is handed out; the second pass yields the rows. The first pass builds no records for
+ * plain CSV (`scanPlainCsv`); anything else goes through papaparse's records (`scanCsvRecords`).
  *
  * Decoding is ours, not papaparse's: papaparse decodes each Buffer chunk on its own, so a "€" split
  * across two chunks becomes U+FFFD. We decode with one streaming TextDecoder and hand papaparse strings.
@@ -15,7 +16,7 @@
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
 import Papa from "papaparse";
-import { AmountConventionTally } from "../money/index.js";
+import { type AmountConvention, AmountConventionTally } from "../money/index.js";
 import { delimiterConventionEvidence, detectDelimiter, parseSepLine, splitCsvLine } from "./delimiter.js";
 import { type CsvEncoding, ENCODING_ADVICE, firstUnfitWindows1252Byte, sniffEncoding } from "./encoding.js";
 import { describeHeaderSearch, findHeader, HEADER_SEARCH_ROWS } from "./header.js";
@@ -52,7 +53,11 @@ async function* decodeFile(path: string, { encoding, bomLength }: DecodeOptions)
     let joined = pendingCarriageReturn ? `\r${text}` : text;
     pendingCarriageReturn = joined.endsWith("\r");
     if (pendingCarriageReturn) joined = joined.slice(0, -1);
-    return joined.replace(/\r\n?/g, "\n");
+    // Most files have LF or CRLF endings: finding no CR is cheaper than a replace that finds none, and a
+    // plain-text replaceAll of CRLF is cheaper than the regex; lone CRs (old Mac) are rare.
+    if (joined.indexOf("\r") < 0) return joined;
+    const crlfDone = joined.replaceAll("\r\n", "\n");
+    return crlfDone.indexOf("\r") < 0 ? crlfDone : crlfDone.replace(/\r/g, "\n");
   };
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
@@ -150,49 +155,61 @@ function lineBreaksIn(fields: readonly string[]): number {
   return n;
 }
 
+function newlinesBefore(text: string, end: number): number {
+  let n = 0;
+  for (let i = text.indexOf("\n"); i >= 0 && i < end; i = text.indexOf("\n", i + 1)) n++;
+  return n;
+}
+
 /**
  * Splits LF-normalised CSV text into records with papaparse's parser, chunk by chunk, keeping the
- * unfinished last record for the next chunk. Quote errors make the file unreadable: a stray quote can
+ * unfinished last record for the next chunk; one array of records per chunk, so a reader steps through
+ * them without an async hop per record. Quote errors make the file unreadable: a stray quote can
  * swallow the following rows into one field, and a row must never be lost silently.
  */
-export async function* csvRecords(
+async function* csvRecordBatches(
   chunks: AsyncIterable<string>,
   delimiter: string,
   firstLine = 1,
-): AsyncGenerator<CsvRecord> {
+): AsyncGenerator<CsvRecord[]> {
   let partial = "";
   let line = firstLine;
   let row = 1;
-  const parseBatch = function* (text: string, last: boolean): Generator<CsvRecord, number> {
+  const parseBatch = (text: string, last: boolean): { records: CsvRecord[]; consumed: number } => {
     const parser = new Papa.Parser({ delimiter, newline: "\n", quoteChar: '"', escapeChar: '"' });
     const result = parser.parse(text, 0, !last) as {
       data: string[][];
       errors: Array<{ code: string; message: string; row: number }>;
       meta: { cursor: number };
     };
-    const lines: number[] = [];
-    const firstRow = row;
-    for (const fields of result.data) {
-      lines.push(line);
-      line += 1 + lineBreaksIn(fields);
-      row++;
-    }
     const error = result.errors.find((e) => e.row < result.data.length || last);
     if (error) {
-      const at = lines[error.row] ?? line;
+      let at = line;
+      for (const [i, fields] of result.data.entries()) {
+        if (i === error.row) break;
+        at += 1 + lineBreaksIn(fields);
+      }
       throw new SheetReadError(
         "FILE_CORRUPT",
         `line ${at}: ${error.message.toLowerCase()} (a quote opens a field but does not close it properly); ` +
           "fix the quotes in that line or re-export the file",
       );
     }
-    for (const [i, fields] of result.data.entries())
-      yield { fields, line: lines[i] ?? line, row: firstRow + i };
-    return result.meta.cursor;
+    // Before the last chunk every record ends with a newline: when the chunk holds no more newlines than
+    // records, no field has a line break and each record starts on the next line.
+    const oneLineEach = !last && newlinesBefore(text, result.meta.cursor) === result.data.length;
+    const records: CsvRecord[] = [];
+    for (const fields of result.data) {
+      records.push({ fields, line, row });
+      line += oneLineEach ? 1 : 1 + lineBreaksIn(fields);
+      row++;
+    }
+    return { records, consumed: result.meta.cursor };
   };
   for await (const chunk of chunks) {
     const aggregate = partial + chunk;
-    const consumed = yield* parseBatch(aggregate, false);
+    const { records, consumed } = parseBatch(aggregate, false);
+    if (records.length > 0) yield records;
     partial = aggregate.slice(consumed);
     if (partial.length > MAX_RECORD_CHARS) {
       throw new SheetReadError(
@@ -201,7 +218,19 @@ export async function* csvRecords(
       );
     }
   }
-  if (partial !== "") yield* parseBatch(partial, true);
+  if (partial !== "") {
+    const { records } = parseBatch(partial, true);
+    if (records.length > 0) yield records;
+  }
+}
+
+/** The records of LF-normalised CSV text, one by one (see `csvRecordBatches`). */
+export async function* csvRecords(
+  chunks: AsyncIterable<string>,
+  delimiter: string,
+  firstLine = 1,
+): AsyncGenerator<CsvRecord> {
+  for await (const batch of csvRecordBatches(chunks, delimiter, firstLine)) yield* batch;
 }
 
 const isBlank = (fields: readonly string[]): boolean => fields.every((f) => f.trim() === "");
@@ -213,48 +242,257 @@ interface CsvLayout {
   sepLine: boolean;
 }
 
-function recordsOf(path: string, layout: CsvLayout): AsyncGenerator<CsvRecord> {
+function textOf(path: string, layout: CsvLayout): AsyncGenerator<string> {
   const text = decodeFile(path, layout.decode);
-  return layout.sepLine
-    ? csvRecords(dropFirstLine(text), layout.delimiter, 2)
-    : csvRecords(text, layout.delimiter, 1);
+  return layout.sepLine ? dropFirstLine(text) : text;
 }
 
-/** First pass: the header and, over every data row, the evidence for the amount convention. */
-async function scan(
-  path: string,
-  layout: CsvLayout,
-): Promise<{
+function recordBatchesOf(path: string, layout: CsvLayout): AsyncGenerator<CsvRecord[]> {
+  return csvRecordBatches(textOf(path, layout), layout.delimiter, layout.sepLine ? 2 : 1);
+}
+
+/** What the first pass finds: where the header is, its columns, and the sheet's amount convention. */
+export interface CsvScan {
+  /** Row number of the header as a spreadsheet shows it (`CsvRecord.row`). */
   headerLine: number;
+  /** Position of the header among the records (0-based; blank records count). */
   headerIndex: number;
   columns: SheetColumn[];
-  tally: AmountConventionTally;
-}> {
+  amountConvention: AmountConvention;
+}
+
+/**
+ * First pass: the header and, over every data row, the evidence for the amount convention. The quick
+ * scan reads plain CSV; anything else it leaves to the full scan over papaparse's records, which also
+ * finds every error (a stray quote, a missing header) in the order it always has.
+ */
+async function scan(path: string, layout: CsvLayout): Promise<CsvScan> {
+  try {
+    const quick = await scanPlainCsv(textOf(path, layout), layout.delimiter);
+    if (quick) return quick;
+  } catch {
+    // Whatever went wrong (undecodable bytes, a duplicate column), the full scan meets it again and
+    // reports it exactly as before; nothing was handed out yet.
+  }
+  return scanCsvRecords(recordBatchesOf(path, layout), layout.delimiter);
+}
+
+/** The first pass over papaparse's records: reads every file the reader accepts, and refuses the rest. */
+export async function scanCsvRecords(
+  batches: AsyncIterable<readonly CsvRecord[]>,
+  delimiter: string,
+): Promise<CsvScan> {
   const firstRecords: string[][] = [];
   let header: ReturnType<typeof findHeader>;
   let headerLine = 0;
   let amountIndex = -1;
   const tally = new AmountConventionTally();
-  tally.addEvidence(delimiterConventionEvidence(layout.delimiter));
+  tally.addEvidence(delimiterConventionEvidence(delimiter));
   let index = 0;
-  for await (const record of recordsOf(path, layout)) {
-    if (!header) {
-      if (index >= HEADER_SEARCH_ROWS) break;
-      firstRecords.push(record.fields);
-      const found = findHeader([record.fields]);
-      if (found) {
-        header = { index, columns: found.columns };
-        headerLine = record.row;
-        amountIndex = found.columns.find((c) => c.canonical === "amount")?.index ?? -1;
+  search: for await (const batch of batches) {
+    for (const record of batch) {
+      if (!header) {
+        if (index >= HEADER_SEARCH_ROWS) break search;
+        firstRecords.push(record.fields);
+        const found = findHeader([record.fields]);
+        if (found) {
+          header = { index, columns: found.columns };
+          headerLine = record.row;
+          amountIndex = found.columns.find((c) => c.canonical === "amount")?.index ?? -1;
+        }
+      } else if (amountIndex >= 0) {
+        const amount = record.fields[amountIndex];
+        if (amount) tally.addAmountText(amount);
       }
-    } else if (amountIndex >= 0) {
-      const amount = record.fields[amountIndex];
-      if (amount) tally.addAmountText(amount);
+      index++;
     }
-    index++;
   }
   if (!header) throw new SheetReadError("HEADER_NOT_FOUND", describeHeaderSearch(firstRecords));
-  return { headerLine, headerIndex: header.index, columns: header.columns, tally };
+  return {
+    headerLine,
+    headerIndex: header.index,
+    columns: header.columns,
+    amountConvention: tally.convention,
+  };
+}
+
+/** Characters papaparse will not take as a delimiter (it silently uses "," instead). */
+const UNUSABLE_DELIMITERS = new Set(["\r", "\n", '"', "\uFEFF"]);
+
+/**
+ * The first pass over plain CSV without building records: strictly RFC 4180 (a field is quoted from its
+ * first character to a closing quote directly followed by the delimiter, a line break or the end, with
+ * `""` for a quote inside; an unquoted field holds no quote). For such text papaparse's records are the
+ * obvious ones, so this finds the same header and convention as `scanCsvRecords`, several times faster:
+ * it looks at the fields of the first rows and the amount column below them, and skips the rest of
+ * each line. Returns undefined, having stopped early, for anything else: a quote papaparse would read
+ * leniently or refuse, no header within the first rows, a duplicate column, a record that grows without
+ * end. `scanCsvRecords` then decides, with its own messages.
+ */
+export async function scanPlainCsv(
+  chunks: AsyncIterable<string>,
+  delimiter: string,
+): Promise<CsvScan | undefined> {
+  if (delimiter.length !== 1 || UNUSABLE_DELIMITERS.has(delimiter)) return undefined;
+  const scanner = new PlainCsvScanner(delimiter);
+  for await (const chunk of chunks) {
+    if (!scanner.feed(chunk, false)) return undefined;
+  }
+  if (!scanner.feed("", true)) return undefined;
+  return scanner.result();
+}
+
+const QUOTE = 0x22;
+const LINE_FEED = 0x0a;
+
+class PlainCsvScanner {
+  private partial = "";
+  /** Records seen so far (blank ones count, as in `csvRecords`). */
+  private records = 0;
+  private header: { index: number; columns: SheetColumn[]; amountIndex: number } | undefined;
+  private readonly tally = new AmountConventionTally();
+  private readonly delimiterCode: number;
+
+  constructor(private readonly delimiter: string) {
+    this.delimiterCode = delimiter.charCodeAt(0);
+    this.tally.addEvidence(delimiterConventionEvidence(delimiter));
+  }
+
+  result(): CsvScan | undefined {
+    if (!this.header) return undefined;
+    return {
+      headerLine: this.header.index + 1,
+      headerIndex: this.header.index,
+      columns: this.header.columns,
+      amountConvention: this.tally.convention,
+    };
+  }
+
+  /**
+   * Takes the next piece of text (`last`: the end of the file) and scans every record it completes.
+   * False when the text is not plain CSV or the header is not where it must be.
+   */
+  feed(chunk: string, last: boolean): boolean {
+    const text = this.partial + chunk;
+    const consumed = this.scanRecords(text, last);
+    if (consumed < 0) return false;
+    this.partial = text.slice(consumed);
+    // csvRecords refuses a record this long; let it say so.
+    return this.partial.length <= MAX_RECORD_CHARS;
+  }
+
+  /** Scans the complete records of `text`; the position after the last one, or -1 for irregular text. */
+  private scanRecords(text: string, last: boolean): number {
+    const { delimiter, delimiterCode } = this;
+    const length = text.length;
+    let nextDelimiter = text.indexOf(delimiter);
+    let nextNewline = text.indexOf("\n");
+    let nextQuote = text.indexOf('"');
+    let recordStart = 0;
+    let position = 0;
+    let field = 0;
+    /** Every field of the record while the header is still sought; otherwise undefined. */
+    let fields: string[] | undefined = this.header ? undefined : [];
+
+    for (;;) {
+      if (position === length) {
+        if (position === recordStart) return recordStart; // the text ends with a complete record
+        if (!last) return recordStart; // a delimiter at the very end: the record goes on in the next chunk
+        // "a," at the end of the file: one more, empty, field ends the record.
+        if (!this.takeField(field, "", fields) || !this.endRecord(fields)) return -1;
+        return length;
+      }
+      // The rest of a record beyond the fields we want, without a quote: straight to its end.
+      const header = this.header;
+      if (
+        header &&
+        field > header.amountIndex &&
+        (nextQuote < 0 || nextQuote > nextNewline) &&
+        nextNewline >= 0
+      ) {
+        this.records++;
+        position = recordStart = nextNewline + 1;
+        field = 0;
+        nextNewline = text.indexOf("\n", position);
+        if (nextDelimiter >= 0 && nextDelimiter < position) nextDelimiter = text.indexOf(delimiter, position);
+        continue;
+      }
+      let value: string;
+      let fieldEnd: number; // index of the character that ends the field (delimiter or newline), or length
+      if (text.charCodeAt(position) === QUOTE) {
+        let search = position + 1;
+        let close: number;
+        for (;;) {
+          close = text.indexOf('"', search);
+          if (close < 0 || (close + 1 === length && !last)) {
+            // No closing quote yet (or its next character is still to come).
+            return last ? -1 : recordStart;
+          }
+          if (text.charCodeAt(close + 1) === QUOTE) {
+            search = close + 2;
+            continue;
+          }
+          break;
+        }
+        fieldEnd = close + 1;
+        if (fieldEnd < length) {
+          const after = text.charCodeAt(fieldEnd);
+          if (after !== delimiterCode && after !== LINE_FEED) return -1; // `"a"b`: papaparse's call
+        }
+        value = text.slice(position + 1, close).replaceAll('""', '"');
+        nextQuote = text.indexOf('"', fieldEnd);
+        if (nextDelimiter >= 0 && nextDelimiter < fieldEnd) nextDelimiter = text.indexOf(delimiter, fieldEnd);
+        if (nextNewline >= 0 && nextNewline < fieldEnd) nextNewline = text.indexOf("\n", fieldEnd);
+      } else {
+        const atDelimiter = nextDelimiter >= 0 && (nextNewline < 0 || nextDelimiter < nextNewline);
+        fieldEnd = atDelimiter ? nextDelimiter : nextNewline;
+        if (fieldEnd < 0) {
+          if (!last) return recordStart;
+          fieldEnd = length;
+        }
+        if (nextQuote >= 0 && nextQuote < fieldEnd) return -1; // a quote inside an unquoted field
+        value = text.slice(position, fieldEnd);
+      }
+      if (!this.takeField(field, value, fields)) return -1;
+      if (fieldEnd < length && text.charCodeAt(fieldEnd) === delimiterCode) {
+        field++;
+        position = fieldEnd + 1;
+        nextDelimiter = text.indexOf(delimiter, position);
+        continue;
+      }
+      // The record ends at a newline or at the end of the file.
+      if (!this.endRecord(fields)) return -1;
+      if (fieldEnd === length) return length;
+      position = recordStart = fieldEnd + 1;
+      field = 0;
+      fields = this.header ? undefined : [];
+      nextNewline = text.indexOf("\n", position);
+    }
+  }
+
+  /** One field of the current record; false when the scan must give up. */
+  private takeField(index: number, value: string, fields: string[] | undefined): boolean {
+    if (fields) {
+      fields.push(value);
+      return true;
+    }
+    if (this.header && index === this.header.amountIndex && value) this.tally.addAmountText(value);
+    return true;
+  }
+
+  /** The end of a record: looks for the header among the first ones. False when the scan must give up. */
+  private endRecord(fields: string[] | undefined): boolean {
+    const index = this.records++;
+    if (!fields) return true;
+    if (index >= HEADER_SEARCH_ROWS) return false; // HEADER_NOT_FOUND: the full scan words it
+    const found = findHeader([fields]); // may throw DUPLICATE_COLUMN: the full scan throws it again
+    if (found) {
+      const amountIndex = found.columns.find((c) => c.canonical === "amount")?.index ?? -1;
+      if (amountIndex < 0) return false;
+      this.header = { index, columns: found.columns, amountIndex };
+    }
+    return true;
+  }
 }
 
 async function readHead(path: string): Promise<{ head: Uint8Array; size: number }> {
@@ -302,7 +540,7 @@ export async function openCsv(path: string): Promise<OpenedSheet> {
     );
   }
   let layout: CsvLayout;
-  let scanned: Awaited<ReturnType<typeof scan>>;
+  let scanned: CsvScan;
   try {
     layout = await decideLayout(path, sniffed);
     scanned = await scan(path, layout);
@@ -320,32 +558,71 @@ export async function openCsv(path: string): Promise<OpenedSheet> {
     format: "csv",
     delimiter: layout.delimiter,
     encoding: layout.encodingLabel,
-    amountConvention: scanned.tally.convention,
+    amountConvention: scanned.amountConvention,
   };
   return { header, rows: csvRows(path, layout, scanned.headerIndex, scanned.columns) };
 }
 
-async function* csvRows(
+/**
+ * The data rows of the file below the header, blank ones skipped. A plain iterator rather than an async
+ * generator: a row from the chunk in hand is handed out without an async hop, which is most of them.
+ * It serves one reader at a time (as `for await` reads).
+ */
+function csvRows(
   path: string,
   layout: CsvLayout,
   headerIndex: number,
   columns: readonly SheetColumn[],
-): AsyncGenerator<SheetRow> {
+): AsyncIterableIterator<SheetRow> {
+  const batches = recordBatchesOf(path, layout);
+  let batch: readonly CsvRecord[] = [];
+  let at = 0;
   let index = 0;
-  try {
-    for await (const record of recordsOf(path, layout)) {
+  const nextInBatch = (): SheetRow | undefined => {
+    while (at < batch.length) {
+      const record = batch[at++] as CsvRecord;
       const isData = index > headerIndex;
       index++;
       if (!isData || isBlank(record.fields)) continue;
-      yield toRow(record, columns);
+      return toRow(record, columns);
     }
-  } catch (error) {
-    // The first pass decoded the whole file, so this means the file changed while it was being read.
-    if (error instanceof InvalidUtf8) {
-      throw new SheetReadError("FILE_CORRUPT", "the file changed while it was being read; process it again");
+    return undefined;
+  };
+  const pull = async (): Promise<IteratorResult<SheetRow>> => {
+    for (;;) {
+      let result: IteratorResult<CsvRecord[]>;
+      try {
+        result = await batches.next();
+      } catch (error) {
+        // The first pass decoded the whole file, so this means the file changed while it was being read.
+        if (error instanceof InvalidUtf8) {
+          throw new SheetReadError(
+            "FILE_CORRUPT",
+            "the file changed while it was being read; process it again",
+          );
+        }
+        throw error;
+      }
+      if (result.done) return { value: undefined, done: true };
+      batch = result.value;
+      at = 0;
+      const row = nextInBatch();
+      if (row) return { value: row, done: false };
     }
-    throw error;
-  }
+  };
+  const rows: AsyncIterableIterator<SheetRow> = {
+    [Symbol.asyncIterator]: () => rows,
+    next: () => {
+      const row = nextInBatch();
+      return row ? Promise.resolve({ value: row, done: false }) : pull();
+    },
+    return: async () => {
+      batch = [];
+      await batches.return(undefined);
+      return { value: undefined, done: true };
+    },
+  };
+  return rows;
 }
 
 function textCell(text: string): SheetCell {

@@ -140,4 +140,15 @@ describe("normalizeDeliveryPreference", () => {
     expect(normalizeDeliveryPreference("cheque")).toBe("standard-check");
     expect(normalizeDeliveryPreference("overnight")).toBeUndefined();
   });
+
+  it("does not take an object's built-in names for delivery values", () => {
+    // A cell reading "constructor" must be an unknown value, not crash the sheet's validation.
+    for (const cell of ["constructor", "toString", "__proto__", "hasOwnProperty"]) {
+      expect(normalizeDeliveryPreference(cell), cell).toBeUndefined();
+      expect(resolveRoute(bank, payee.ach, cell)).toMatchObject({
+        ok: false,
+        problem: { code: "DELIVERY_UNKNOWN" },
+      });
+    }
+  });
 });

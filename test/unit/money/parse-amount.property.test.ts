@@ -1,6 +1,16 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type AmountConvention, formatMinor, parseAmount } from "../../../src/money/index.js";
+import {
+  type AmountConvention,
+  amountConventionEvidence,
+  formatMinor,
+  parseAmount,
+} from "../../../src/money/index.js";
+import {
+  amountConventionEvidenceInFull,
+  parseAmountTextInFull,
+  parsePlainAmountText,
+} from "../../../src/money/parse-amount.js";
 
 /** One currency per exponent, plus symbols that belong to it. */
 const CURRENCIES = [
@@ -134,6 +144,71 @@ describe("parseAmount properties", () => {
         },
       ),
       { numRuns: 2000 },
+    );
+  });
+});
+
+/**
+ * The fast paths (plain text like `2864.08`) must read every input exactly as the full parser does: where
+ * a fast path answers, the answer is the full parser's; where it declines, `parseAmount` still matches.
+ */
+describe("fast paths agree with the full reading", () => {
+  const conventions = fc.constantFrom<AmountConvention>("dot", "comma", "unknown", "mixed");
+  const digits = (min: number, max: number) => fc.stringMatching(new RegExp(`^[0-9]{${min},${max}}$`));
+  /** Mostly plain amounts, at and beyond the fast path's limits (16+ digits, 3 decimals, leading zeros). */
+  const plainish = fc.oneof(
+    digits(1, 20),
+    fc.tuple(digits(0, 18), digits(0, 6)).map(([a, b]) => `${a}.${b}`),
+    fc.tuple(digits(1, 3), digits(3, 3)).map(([a, b]) => `${a}.${b}`),
+    fc
+      .tuple(digits(1, 16), fc.constantFrom(".", ",", " ", ".0", ",00", "-", " USD", "e5"), digits(0, 4))
+      .map(([a, mark, b]) => `${a}${mark}${b}`),
+  );
+  const anyText = fc
+    .array(fc.constantFrom(..."0123456789.,' \u00A0-$€eUSDarsxyz".split("")), { maxLength: 16 })
+    .map((chars) => chars.join(""));
+  const text = fc.oneof(plainish, anyText);
+
+  it("parsePlainAmountText answers only as parseAmountTextInFull does", () => {
+    fc.assert(
+      fc.property(text, currency, conventions, (input, { code, exponent }, convention) => {
+        const full = parseAmountTextInFull(input, code, exponent, convention);
+        const fast = parsePlainAmountText(input, code, exponent, convention);
+        if (fast !== undefined) expect(fast, `${input} (${convention})`).toEqual(full);
+        expect(parseAmount(input, code, convention), `${input} (${convention})`).toEqual(full);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("takes the fast path for the plain amounts sheets are full of", () => {
+    fc.assert(
+      fc.property(minorAmount, currency, conventions, (minor, { code, exponent }, convention) => {
+        const { integer, fraction } = split(minor, exponent);
+        const input = exponent > 0 ? `${integer}.${fraction}` : integer;
+        const plainReading = convention !== "comma" || exponent === 0;
+        const ambiguous = convention !== "dot" && /^[1-9][0-9]{0,2}\.[0-9]{3}$/.test(input);
+        const fast = parsePlainAmountText(input, code, exponent, convention);
+        if (plainReading && !ambiguous && integer.length <= 15) {
+          expect(fast, `${input} (${convention})`).toEqual({
+            ok: true,
+            minor,
+            normalized: formatMinor(minor, code),
+          });
+        } else {
+          expect(fast, `${input} (${convention})`).toBeUndefined();
+        }
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("amountConventionEvidence answers as its full reading does", () => {
+    fc.assert(
+      fc.property(text, (input) => {
+        expect(amountConventionEvidence(input), input).toBe(amountConventionEvidenceInFull(input));
+      }),
+      { numRuns: 3000 },
     );
   });
 });

@@ -149,6 +149,27 @@ describe("parseAmount: text", () => {
     expect(parseAmount("1,234", "USD", "comma")).toMatchObject({ ok: false, code: "AMOUNT_TOO_PRECISE" });
   });
 
+  it("does not read the end or start of a word as a currency code", () => {
+    // "dollars" ends in ARS and "pesos" in SOS: neither names a currency, so the text is just not an amount.
+    for (const [text, currency] of [
+      ["12 dollars", "USD"],
+      ["5 pesos", "MXN"],
+      ["usdollars 5", "USD"],
+    ] as const) {
+      const result = parseAmount(text, currency, "unknown");
+      expect(result, text).toMatchObject({ ok: false, code: "AMOUNT_INVALID" });
+      if (!result.ok) expect(result.message, text).toBe(`"${text}" is not an amount`);
+    }
+    // A code standing alone, before or after the number, is still read.
+    expect(parseAmount("12 ARS", "ARS", "unknown")).toMatchObject({ ok: true, minor: 1200 });
+    expect(parseAmount("12ars", "ARS", "unknown")).toMatchObject({ ok: true, minor: 1200 });
+    expect(parseAmount("SOS 5", "SOS", "unknown")).toMatchObject({ ok: true, minor: 500 });
+    expect(parseAmount("12 ARS", "USD", "unknown")).toMatchObject({
+      ok: false,
+      code: "AMOUNT_CURRENCY_MISMATCH",
+    });
+  });
+
   it("treats a mixed sheet like an unknown one: only ambiguous values fail", () => {
     expect(parseAmount("1,234", "USD", "mixed")).toMatchObject({ ok: false, code: "AMOUNT_AMBIGUOUS" });
     expect(parseAmount("1,234.50", "USD", "mixed")).toMatchObject({ ok: true, minor: 123450 });

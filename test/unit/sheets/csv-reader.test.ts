@@ -142,6 +142,15 @@ describe("CSV files as tools write them", () => {
     expect(rows.map((r) => r.rowNumber)).toEqual([3, 4]);
   });
 
+  it("reads a file whose line endings are mixed (CRLF, CR, LF, CR before CRLF)", async () => {
+    const { rows } = await readAll(await csvFile("to_account,amount\r\r\nacct_1,5\racct_2,6\nacct_3,7\r\n"));
+    expect(rows.map((r) => [r.rowNumber, r.cells.to_account?.text])).toEqual([
+      [3, "acct_1"],
+      [4, "acct_2"],
+      [5, "acct_3"],
+    ]);
+  });
+
   it("keeps characters split across read chunks intact", async () => {
     const header = "to_account,amount,note\n";
     // Place a 3-byte "€" and a 2-byte "é" across the 64 KiB chunk boundary of the file reader.
@@ -160,6 +169,38 @@ describe("CSV files as tools write them", () => {
   it("marks a sheet with decimal commas and decimal points as mixed", async () => {
     const content = 'to_account,amount\na,"1,234.56"\nb,"12,5"\n';
     expect((await readAll(await csvFile(content))).header.amountConvention).toBe("mixed");
+  });
+
+  it("numbers every row of a long sheet as a spreadsheet shows it, across read chunks", async () => {
+    // Blank lines and cells with line breaks every so often, over several 64 KiB read chunks.
+    const lines = ["Payout run", "reference,to_account,amount,note"];
+    const expected: Array<[number, string, string]> = [];
+    for (let i = 1; i <= 4000; i++) {
+      if (i % 97 === 0) lines.push("");
+      const note = i % 13 === 0 ? `"line one\nline ""two"""` : `note ${i}`;
+      lines.push(`R-${i},payee-${i},${i}.50,${note}`);
+      expected.push([lines.length, `R-${i}`, i % 13 === 0 ? 'line one\nline "two"' : `note ${i}`]);
+    }
+    const { header, rows } = await readAll(await csvFile(`${lines.join("\r\n")}\r\n`));
+    expect(header.headerRowNumber).toBe(2);
+    expect(header.amountConvention).toBe("dot");
+    expect(rows.map((r) => [r.rowNumber, r.cells.reference?.text, r.cells.recipient_note?.text])).toEqual(
+      expected,
+    );
+  });
+
+  it("stops reading when the reader stops early", async () => {
+    const path = await csvFile(`to_account,amount\n${"acct_1,5\n".repeat(20000)}`);
+    const opened = await openSheet(path);
+    let seen = 0;
+    for await (const row of opened.rows) {
+      expect(row.rowNumber).toBe(2);
+      seen++;
+      break;
+    }
+    expect(seen).toBe(1);
+    // Nothing is left pending: the same file reads in full afterwards.
+    expect((await readAll(path)).rows).toHaveLength(20000);
   });
 
   it("keeps non-empty cells beyond the header as unheaded, by column letter", async () => {
