@@ -15,6 +15,7 @@ import type {
   InvalidRowProblem,
   RowHistoryEntry,
   RowRecord,
+  SheetLayout,
   SourceValues,
   StoredFxQuote,
   SubmittedInstruction,
@@ -107,6 +108,18 @@ function batchFromHash(hash: Record<string, string>): BatchRecord | undefined {
     rowsRecorded: hash.rowsRecorded === "1",
     enqueueComplete: hash.enqueueComplete === "1",
     archivePath: hash.archivePath || undefined,
+    sheet: parseSheetLayout(hash.sheet),
+  };
+}
+
+function parseSheetLayout(text: string | undefined): SheetLayout {
+  if (!text) return { columns: [], keys: [], format: "csv" };
+  const parsed = JSON.parse(text) as Partial<SheetLayout>;
+  return {
+    columns: Array.isArray(parsed.columns) ? parsed.columns.map(String) : [],
+    keys: Array.isArray(parsed.keys) ? parsed.keys.map(String) : [],
+    format: parsed.format === "xlsx" ? "xlsx" : "csv",
+    archivedSheetPath: parsed.archivedSheetPath,
   };
 }
 
@@ -139,6 +152,7 @@ export class BatchStore {
         rowsRecorded: batch.rowsRecorded ? "1" : "0",
         enqueueComplete: batch.enqueueComplete ? "1" : "0",
         archivePath: batch.archivePath ?? "",
+        sheet: JSON.stringify(batch.sheet),
       })
       .zadd(this.keys.batches, Date.parse(batch.createdAt) || Date.now(), batch.id)
       .sadd(this.keys.incomplete, batch.id)

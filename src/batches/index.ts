@@ -49,6 +49,7 @@ export type {
   InvalidRowProblem,
   RowHistoryEntry,
   RowRecord,
+  SheetLayout,
   SourceValues,
   StoredFxQuote,
   SubmittedInstruction,

@@ -13,7 +13,8 @@ import { writeFileAtomic } from "../files/index.js";
 import type { BatchRecord, InvalidRowInput, SubmittedInstruction } from "./types.js";
 
 export interface ArchivedBatch {
-  batch: Pick<BatchRecord, "id" | "fileSha256" | "sourceName" | "entityId" | "createdAt">;
+  batch: Pick<BatchRecord, "id" | "fileSha256" | "sourceName" | "entityId" | "createdAt"> &
+    Partial<Pick<BatchRecord, "sheet">>;
   instructions: SubmittedInstruction[];
   invalidRows: InvalidRowInput[];
 }

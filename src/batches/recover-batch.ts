@@ -51,6 +51,7 @@ export async function recoverBatch(options: RecoverBatchOptions): Promise<Recove
       rowsRecorded: false,
       enqueueComplete: false,
       archivePath: options.archivePath,
+      sheet: meta.sheet ?? { columns: [], keys: [], format: "csv" },
     });
     await store.claimFile(meta.fileSha256, batchId, false);
   }

@@ -16,7 +16,7 @@ import { idempotencyKeyFor } from "../row-identity/index.js";
 import type { BatchStore } from "./batch-store.js";
 import { ROW_CHUNK } from "./batch-store.js";
 import { archivePathFor, readInstructionArchive, writeInstructionArchive } from "./instruction-archive.js";
-import type { BatchRecord, InvalidRowInput, SubmittedInstruction } from "./types.js";
+import type { BatchRecord, InvalidRowInput, SheetLayout, SubmittedInstruction } from "./types.js";
 
 /** One job to add: the job data is only the row's coordinates; the worker reads the rest from Redis. */
 export interface RowJobRequest {
@@ -58,6 +58,8 @@ export interface SubmitBatchOptions {
   dataDir: string;
   /** Accept a file whose content was submitted before (a new batch). Default false: DUPLICATE_FILE. */
   allowDuplicateFile?: boolean;
+  /** The sheet's columns and format (for the result file); default: no columns, CSV. */
+  sheet?: SheetLayout;
   /** Fixed batch id (tests); default a new one. */
   batchId?: string;
   now?: () => Date;
@@ -125,6 +127,7 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
     rowsRecorded: false,
     enqueueComplete: false,
     archivePath,
+    sheet: options.sheet ?? { columns: [], keys: [], format: "csv" },
   };
   await writeInstructionArchive(archivePath, {
     batch: {
@@ -133,6 +136,7 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
       sourceName: batch.sourceName,
       entityId: batch.entityId,
       createdAt,
+      sheet: batch.sheet,
     },
     instructions,
     invalidRows: [...invalidRows],

@@ -28,6 +28,19 @@ export interface BatchRecord {
   enqueueComplete: boolean;
   /** Where the batch's instructions were archived (NDJSON), for recovery. */
   archivePath: string | undefined;
+  /** The sheet as submitted: its columns in order and format, for a result file in the same shape. */
+  sheet: SheetLayout;
+}
+
+/** What a result file needs to look like the sheet it answers. */
+export interface SheetLayout {
+  /** The sheet's own column headers as written, in order (every column, ours and the user's extra ones). */
+  columns: string[];
+  /** For each column, the key its values have in `SourceValues` (headers may repeat; keys do not). */
+  keys: string[];
+  format: "csv" | "xlsx";
+  /** The archived copy of the submitted file, when it was archived. */
+  archivedSheetPath?: string | undefined;
 }
 
 /** An FX quote as stored on the row before the payment that uses it is sent (DESIGN rule 2). */
@@ -52,8 +65,11 @@ export interface RowHistoryEntry {
   note: string | null;
 }
 
-/** The source values of a sheet row, by column header, for the result file. */
-export type SourceValues = Record<string, string>;
+/**
+ * The source values of a sheet row for the result file, by column key (`SheetLayout.keys`): the text
+ * as shown, or the number of a numeric cell, so amounts stay numbers in the result.
+ */
+export type SourceValues = Record<string, string | number>;
 
 /** What submitBatch receives per valid row: the instruction, and optionally its original cells. */
 export type SubmittedInstruction = PayoutInstruction & { source?: SourceValues };

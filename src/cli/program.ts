@@ -6,6 +6,7 @@ import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/index.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerSandbox } from "./commands/sandbox.js";
+import { registerSubmit } from "./commands/submit.js";
 import { registerTemplate } from "./commands/template.js";
 import { registerValidate } from "./commands/validate.js";
 import { registerPipelineCommands } from "./commands/worker.js";
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
   registerSandbox(program);
   registerTemplate(program);
   registerValidate(program);
+  registerSubmit(program);
   registerPipelineCommands(program);
   return program;
 }

@@ -1,0 +1,111 @@
+/**
+ * `payouts submit <sheet>`: validate and enqueue; prints the batch id. Nothing is paid here: the
+ * worker (`payouts worker`) pays the queued rows.
+ */
+import path from "node:path";
+import { type Command, Option } from "commander";
+import { loadConfig } from "../../config/index.js";
+import { summaryLines } from "../../intake/index.js";
+import { formatMinor } from "../../money/index.js";
+import { SheetReadError } from "../../sheets/index.js";
+import { type CurrencyTotals, DuplicateFileError, submitSheet } from "../../submission/index.js";
+import { connectApi } from "../api-connection.js";
+import { CliError, EXIT } from "../exit-codes.js";
+
+interface SubmitFlags {
+  onInvalid: "reject" | "skip";
+  dryRun?: boolean;
+  allowDuplicateFile?: boolean;
+  sheet?: string;
+  report?: string;
+  redisPrefix: string;
+}
+
+export function registerSubmit(program: Command): void {
+  program
+    .command("submit")
+    .description("Validate a payout sheet and queue one payment per valid row; prints the batch id")
+    .argument("<sheet>", "the payout sheet (CSV or XLSX)")
+    .addOption(
+      new Option(
+        "--on-invalid <mode>",
+        "reject: queue nothing if any row is invalid; skip: queue the valid rows",
+      )
+        .choices(["reject", "skip"])
+        .default("reject"),
+    )
+    .option("--dry-run", "validate and show what would be queued; queue nothing")
+    .option("--allow-duplicate-file", "accept a file whose exact content was submitted before (a new batch)")
+    .option("--sheet <name>", "XLSX: the worksheet to read")
+    .option("--report <path>", "where to write the validation report when rows are invalid")
+    .option("--redis-prefix <prefix>", "key prefix of the pipeline's data in Redis", "payouts")
+    .addHelpText(
+      "after",
+      "\nExit codes: 0 submitted (or a clean dry run), 1 rows are invalid or the file was submitted before, 2 usage or environment error.",
+    )
+    .action(async (sheetPath: string, flags: SubmitFlags) => {
+      process.exitCode = await runSubmit(sheetPath, flags, {
+        out: (line) => process.stdout.write(`${line}\n`),
+        err: (line) => process.stderr.write(`${line}\n`),
+      });
+    });
+}
+
+export async function runSubmit(
+  sheetPath: string,
+  flags: SubmitFlags,
+  say: { out: (line: string) => void; err: (line: string) => void },
+): Promise<number> {
+  const config = loadConfig();
+  const connection = await connectApi(config, { sandbox: "never" });
+  try {
+    const outcome = await submitSheet({
+      sheetPath,
+      api: connection.api,
+      pipeline: { redisUrl: config.redisUrl, prefix: flags.redisPrefix },
+      dataDir: config.dataDir,
+      entityId: config.entityId,
+      onInvalid: flags.onInvalid,
+      dryRun: flags.dryRun === true,
+      allowDuplicateFile: flags.allowDuplicateFile === true,
+      ...(flags.sheet === undefined ? {} : { sheetName: flags.sheet }),
+      ...(flags.report === undefined ? {} : { reportPath: flags.report }),
+    });
+    const name = path.basename(sheetPath);
+    for (const line of summaryLines(name, outcome.summary)) say.err(line);
+    if (outcome.reportPath) say.err(`report: ${outcome.reportPath}`);
+    switch (outcome.kind) {
+      case "invalid":
+        say.err(
+          "nothing was queued: fix the rows above, or pass --on-invalid skip to queue only the valid rows",
+        );
+        return EXIT.inputProblems;
+      case "nothing-to-pay":
+        say.err("nothing was queued: the sheet has no valid rows");
+        return EXIT.inputProblems;
+      case "dry-run":
+        for (const line of totalsLines(outcome.totals)) say.err(line);
+        say.err("dry run: nothing was queued");
+        return EXIT.ok;
+      case "submitted":
+        for (const line of totalsLines(outcome.totals)) say.err(line);
+        if (outcome.resumed)
+          say.err(`finished the interrupted submission of this file (batch ${outcome.batchId})`);
+        say.out(outcome.batchId);
+        return EXIT.ok;
+    }
+  } catch (err) {
+    if (err instanceof DuplicateFileError) throw new CliError(err.message, EXIT.inputProblems);
+    if (err instanceof SheetReadError)
+      throw new CliError(`cannot read the sheet: ${err.message}`, EXIT.usage);
+    throw err;
+  } finally {
+    await connection.close();
+  }
+}
+
+function totalsLines(totals: CurrencyTotals): string[] {
+  return Object.entries(totals)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([currency, t]) => `  ${currency} ${formatMinor(t.amount, currency)} in ${t.rows} row(s)`);
+}

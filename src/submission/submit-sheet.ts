@@ -1,0 +1,194 @@
+/**
+ * From a sheet on disk to a batch in the pipeline: validate every row against the live accounts,
+ * write the report, archive the sheet (the intent), and submit the valid rows. Used by
+ * `payouts submit`, the demo and the watched folder, so all three behave alike.
+ *
+ * With `onInvalid: "reject"` (the default) nothing is submitted while any row is invalid; with
+ * `"skip"` the invalid rows are recorded as `invalid` (they show in the result file) and the rest go.
+ */
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { copyFile, mkdir, rm } from "node:fs/promises";
+import path from "node:path";
+import { pipeline as streamPipeline } from "node:stream/promises";
+import {
+  DuplicateFileError,
+  type InvalidRowInput,
+  newBatchId,
+  type SheetLayout,
+  type SourceValues,
+  type SubmittedInstruction,
+} from "../batches/index.js";
+import {
+  defaultReportPath,
+  type IntakeApi,
+  type Problem,
+  type ProblemCode,
+  type ValidationSummary,
+  validateSheet,
+  writeValidationReport,
+} from "../intake/index.js";
+import { type PipelineSettings, submitToPipeline } from "../pipeline/index.js";
+import type { SheetHeader, SheetRow } from "../sheets/index.js";
+
+export interface SubmitSheetOptions {
+  sheetPath: string;
+  /** XLSX: the worksheet to read. */
+  sheetName?: string;
+  api: IntakeApi;
+  pipeline: PipelineSettings;
+  dataDir: string;
+  entityId: string;
+  onInvalid?: "reject" | "skip";
+  dryRun?: boolean;
+  allowDuplicateFile?: boolean;
+  /** Where the validation report goes when there are problems; default next to the sheet. */
+  reportPath?: string;
+}
+
+/** Money per currency, in minor units. */
+export type CurrencyTotals = Record<string, { rows: number; amount: number }>;
+
+export type SubmitSheetOutcome =
+  | { kind: "invalid"; summary: ValidationSummary; reportPath: string }
+  | { kind: "nothing-to-pay"; summary: ValidationSummary; reportPath: string | undefined }
+  | { kind: "dry-run"; summary: ValidationSummary; totals: CurrencyTotals; reportPath: string | undefined }
+  | {
+      kind: "submitted";
+      batchId: string;
+      /** An earlier interrupted submission of the same file was finished instead of a new batch. */
+      resumed: boolean;
+      summary: ValidationSummary;
+      totals: CurrencyTotals;
+      enqueued: number;
+      reportPath: string | undefined;
+    };
+
+export { DuplicateFileError };
+
+export async function submitSheet(options: SubmitSheetOptions): Promise<SubmitSheetOutcome> {
+  const sheetPath = path.resolve(options.sheetPath);
+  const fileSha256 = await sha256Of(sheetPath);
+  const validation = await validateSheet(sheetPath, {
+    api: options.api,
+    ...(options.sheetName === undefined ? {} : { sheet: options.sheetName }),
+  });
+  const layout = layoutOf(validation.header);
+
+  const instructions: SubmittedInstruction[] = [];
+  const invalidRows: InvalidRowInput[] = [];
+  const problems: Problem[] = [...validation.sheetProblems];
+  let rows = 0;
+  for await (const validated of validation.rows) {
+    rows++;
+    const source = sourceValuesOf(validated.row, validation.header);
+    if (validated.instruction) {
+      instructions.push({ ...validated.instruction, source });
+    } else {
+      problems.push(...validated.problems);
+      invalidRows.push({
+        rowNumber: validated.row.rowNumber,
+        source,
+        problems: (validated.problems.length > 0 ? validated.problems : validation.sheetProblems).map(
+          (p) => ({
+            column: p.column ?? undefined,
+            message: `${p.code}: ${p.message}`,
+          }),
+        ),
+      });
+    }
+  }
+  const summary = summarize(rows, instructions.length, problems);
+  const totals = totalsOf(instructions);
+
+  let reportPath: string | undefined;
+  if (problems.length > 0) {
+    reportPath = path.resolve(options.reportPath ?? defaultReportPath(sheetPath));
+    await writeValidationReport(reportPath, problems);
+  }
+  const onInvalid = options.onInvalid ?? "reject";
+  if (validation.sheetProblems.length > 0 || (problems.length > 0 && onInvalid === "reject")) {
+    return { kind: "invalid", summary, reportPath: reportPath! };
+  }
+  if (options.dryRun) return { kind: "dry-run", summary, totals, reportPath };
+  if (instructions.length === 0) return { kind: "nothing-to-pay", summary, reportPath };
+
+  // The sheet itself is archived first, under the batch id it will get; a resumed or refused
+  // submission removes its copy again (the earlier batch has its own).
+  const batchId = newBatchId();
+  const archivedSheetPath = path.join(
+    options.dataDir,
+    "archive",
+    `${batchId}${path.extname(sheetPath).toLowerCase()}`,
+  );
+  await mkdir(path.dirname(archivedSheetPath), { recursive: true });
+  await copyFile(sheetPath, archivedSheetPath);
+  let keepArchive = false;
+  try {
+    const result = await submitToPipeline(options.pipeline, {
+      instructions,
+      invalidRows,
+      fileSha256,
+      sourceName: path.basename(sheetPath),
+      entityId: options.entityId,
+      dataDir: options.dataDir,
+      allowDuplicateFile: options.allowDuplicateFile === true,
+      batchId,
+      sheet: { ...layout, archivedSheetPath },
+    });
+    keepArchive = !result.resumed;
+    return {
+      kind: "submitted",
+      batchId: result.batchId,
+      resumed: result.resumed,
+      summary,
+      totals,
+      enqueued: result.enqueued,
+      reportPath,
+    };
+  } finally {
+    if (!keepArchive) await rm(archivedSheetPath, { force: true });
+  }
+}
+
+function layoutOf(header: SheetHeader): Omit<SheetLayout, "archivedSheetPath"> {
+  return {
+    columns: header.columns.map((c) => c.original),
+    keys: header.columns.map((c) => c.key),
+    format: header.format,
+  };
+}
+
+/** The row's cells as the result file will show them: numbers stay numbers. */
+function sourceValuesOf(row: SheetRow, header: SheetHeader): SourceValues {
+  const values: SourceValues = {};
+  for (const column of header.columns) {
+    const cell = row.cells[column.key];
+    if (!cell || cell.kind === "empty") continue;
+    values[column.key] =
+      cell.kind === "number" && cell.number !== undefined && !cell.lossy ? cell.number : cell.text;
+  }
+  return values;
+}
+
+function summarize(rows: number, validRows: number, problems: Problem[]): ValidationSummary {
+  const countsByCode = new Map<ProblemCode, number>();
+  for (const p of problems) countsByCode.set(p.code, (countsByCode.get(p.code) ?? 0) + 1);
+  return { rows, validRows, invalidRows: rows - validRows, problems, countsByCode };
+}
+
+function totalsOf(instructions: readonly SubmittedInstruction[]): CurrencyTotals {
+  const totals: CurrencyTotals = {};
+  for (const i of instructions) {
+    const t = (totals[i.currency] ??= { rows: 0, amount: 0 });
+    t.rows++;
+    t.amount += i.amount;
+  }
+  return totals;
+}
+
+async function sha256Of(file: string): Promise<string> {
+  const hash = createHash("sha256");
+  await streamPipeline(createReadStream(file), hash);
+  return hash.digest("hex");
+}

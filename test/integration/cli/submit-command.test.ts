@@ -1,0 +1,109 @@
+/**
+ * `payouts submit` then `payouts worker`, as an operator runs them: built binaries in child
+ * processes, a sandbox over loopback, a real Redis, a temporary DATA_DIR.
+ */
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
+import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
+import { deleteKeys, paymentsOfBatch, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
+import { spawnCli } from "../pipeline/processes.js";
+
+let sandbox: RunningSandbox;
+let api: PayoutsClient;
+let redis: Redis;
+let dataDir: string;
+const prefix = uniquePrefix("submit-cli");
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ clock: { toInProgressMs: 50, toFinalMs: 50 } });
+  api = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
+  redis = new Redis(REDIS_URL);
+  dataDir = await mkdtemp(path.join(os.tmpdir(), "payouts-submit-"));
+  env = {
+    PAYOUTS_API_URL: sandbox.url,
+    PAYOUTS_API_KEY: sandbox.apiKey,
+    REDIS_URL,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: "warn",
+  };
+});
+
+afterAll(async () => {
+  await deleteKeys(redis, prefix);
+  redis.disconnect();
+  await api.close();
+  await sandbox.close();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+async function run(args: string[]) {
+  const p = spawnCli(args, env);
+  const code = await p.exited;
+  return { code, output: p.output };
+}
+
+describe("payouts submit", () => {
+  it("queues nothing and exits 1 when a row is invalid (the default --on-invalid reject)", async () => {
+    const r = await run(["submit", "samples/payouts-mistakes.csv", "--redis-prefix", prefix]);
+    expect(r.code).toBe(1);
+    expect(r.output.join("\n")).toContain("nothing was queued");
+    expect(await redis.keys(`${prefix}:batch:*`)).toEqual([]);
+  });
+
+  it("dry-runs: validates, shows totals per currency, queues nothing", async () => {
+    const r = await run(["submit", "samples/payouts-valid.csv", "--dry-run", "--redis-prefix", prefix]);
+    expect(r.code).toBe(0);
+    expect(r.output.join("\n")).toMatch(/EUR 4200\.00 in 1 row/);
+    expect(await redis.keys(`${prefix}:batch:*`)).toEqual([]);
+  });
+
+  it("submits the valid sample, the worker pays every row once, and the same file is refused after", async () => {
+    const submitted = await run(["submit", "samples/payouts-valid.csv", "--redis-prefix", prefix]);
+    expect(submitted.code).toBe(0);
+    const batchId = submitted.output.find((l) => /^b\d{8}T\d{6}-[0-9a-f]{8}$/.test(l));
+    expect(batchId, submitted.output.join("\n")).toBeDefined();
+    const archived = await readdir(path.join(dataDir, "archive"));
+    expect(archived).toContain(`${batchId}.csv`);
+    expect(archived).toContain(`${batchId}.instructions.ndjson`);
+
+    const worker = spawnCli(["worker", "--redis-prefix", prefix, "--concurrency", "8"], env);
+    try {
+      const deadline = Date.now() + 30_000;
+      let payments = await paymentsOfBatch(api, batchId!);
+      while (payments.length < 23 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 200));
+        payments = await paymentsOfBatch(api, batchId!);
+      }
+      expect(payments).toHaveLength(23);
+      expect(new Set(payments.map((p) => p.externalId)).size).toBe(23);
+    } finally {
+      worker.child.kill("SIGTERM");
+      expect(await worker.exited).toBe(0);
+    }
+
+    const again = await run(["submit", "samples/payouts-valid.csv", "--redis-prefix", prefix]);
+    expect(again.code).toBe(1);
+    expect(again.output.join("\n")).toContain(`already submitted as batch ${batchId}`);
+  });
+
+  it("with --on-invalid skip queues the valid rows of a sheet that has mistakes", async () => {
+    const r = await run([
+      "submit",
+      "samples/payouts-mistakes.csv",
+      "--on-invalid",
+      "skip",
+      "--redis-prefix",
+      prefix,
+    ]);
+    expect(r.code).toBe(0);
+    const batchId = r.output.find((l) => /^b\d{8}T/.test(l))!;
+    const batch = await redis.hgetall(`${prefix}:batch:${batchId}`);
+    expect(Number(batch.rowCount)).toBe(3);
+    expect(Number(batch.invalidCount)).toBe(24);
+  });
+});
