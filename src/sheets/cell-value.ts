@@ -42,9 +42,37 @@ export function dateText(date: Date): string {
   return iso.endsWith("T00:00:00.000Z") ? iso.slice(0, 10) : iso.slice(0, 19);
 }
 
+/**
+ * `excelNumberText` (the number at Excel's 15 significant digits), with a cheap exact path: `String()`
+ * gives the shortest text that reads back as the same double, and when that text has no exponent and at
+ * most 15 significant digits, rounding the double to 15 digits gives those same digits (the double lies
+ * within half a unit in its last place of them, far less than half a unit in the 15th digit).
+ */
+export function displayNumberText(value: number): string {
+  const text = String(value);
+  // Up to 15 characters cannot hold more than 15 digits; "e" means an exponent (1e21, 1e-7).
+  if (text.length <= 15 && text.indexOf("e") < 0) return text;
+  if (text.indexOf("e") < 0 && significantDigits(text) <= 15) return text;
+  return excelNumberText(value);
+}
+
+/** Significant digits of a plain decimal text: sign, point and leading zeros do not count. */
+function significantDigits(text: string): number {
+  let digits = 0;
+  let leading = true;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x30 || code > 0x39) continue; // "-" and "."
+    if (leading && code === 0x30) continue;
+    leading = false;
+    digits++;
+  }
+  return digits;
+}
+
 export function numberCell(value: number): SheetCell {
   if (!Number.isFinite(value)) return { text: "", kind: "error", error: "#NUM!" };
-  const cell: SheetCell = { text: excelNumberText(value), kind: "number", number: value };
+  const cell: SheetCell = { text: displayNumberText(value), kind: "number", number: value };
   if (isLossyInteger(value)) cell.lossy = true;
   return cell;
 }

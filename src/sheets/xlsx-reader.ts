@@ -1,32 +1,35 @@
 /**
- * Streaming XLSX reader on exceljs's streaming worksheet reader.
+ * Streaming XLSX reader.
  *
- * We drive exceljs's `WorkbookReader` parts ourselves (with `sharedStrings: "cache"`, `styles: "cache"`,
- * `worksheets: "emit"`) instead of calling `WorkbookReader.read()`, because exceljs 4.4.0, unmaintained,
- * has four ways to misread a sheet that this module closes:
+ * The workbook's small parts (workbook, relationships, styles) are parsed by exceljs's part parsers;
+ * worksheets and shared strings, the big parts, by our own scanners in `./xlsx/`. exceljs's
+ * `WorkbookReader.read()` is not used because exceljs 4.4.0, unmaintained, has several ways to misread a
+ * sheet that this module closes:
  * 1. It reads zip entries in file order. LibreOffice and others write `styles.xml` or `workbook.xml`
  *    after the worksheets, and then dates arrive as serial numbers and sheet names are lost. We open the
- *    zip's central directory (random access, unzipper `Open.file`) and read workbook, relationships,
- *    styles and shared strings first, whatever their order.
+ *    zip's central directory (unzipper `Open.file`), then read workbook, relationships, styles and
+ *    shared strings first, whatever their order, each entry's data by random access (`./xlsx/zip-entry.ts`).
  * 2. Its SAX helper decodes every chunk of XML on its own, so a UTF-8 character split between two
- *    chunks becomes U+FFFD. We decode each entry with one streaming TextDecoder and give exceljs strings.
- * 3. Its shared-strings parser keeps only the last `<t>` of a string, so Japanese phonetic guides
- *    (`<rPh>`) replace the text. We parse shared strings ourselves: the runs joined, phonetics dropped.
- *    Its worksheet parser has the same flaw for inline strings (`t="inlineStr"`) with several runs; such
- *    a workbook is refused (FILE_CORRUPT asking to re-save it) rather than misread.
+ *    chunks becomes U+FFFD. We decode each entry with one streaming TextDecoder.
+ * 3. It keeps only the last `<t>` of a string, so Japanese phonetic guides (`<rPh>`) replace the text
+ *    and inline rich text loses its first runs. Our scanners join the runs and drop phonetics.
  * 4. It ignores `<mergeCell>` in streaming mode (exceljs issue #3000), and merges are written after all
  *    rows. We collect them while scanning the sheet once before handing out rows, and mark the covered
  *    cells (`mergedInto`); they are not filled from the top-left cell (see `SheetCell.mergedInto`).
+ * 5. It knows only `date1904="1"`; LibreOffice may write `"true"`, which shifted every date by 4 years.
+ * Speed was the other reason: exceljs's worksheet reader builds a SAX event, a row object and a cell
+ * object with a style per cell, several times slower than the scan in `./xlsx/worksheet-scanner.ts`.
  *
- * Memory: the shared-strings table is held (as exceljs does); rows are streamed. Each sheet is read
- * twice: once to collect amount-convention evidence and merges, once to hand out rows.
+ * Memory stays flat: rows are streamed, and the shared-strings table is held compactly (see
+ * `./xlsx/shared-strings.ts`). Each sheet is read twice: once to find the header, the merges and the
+ * amount convention (only the amount column's cells are looked at after the header), once to hand out
+ * rows.
  */
 import { createRequire } from "node:module";
 import { posix } from "node:path";
 import { Readable } from "node:stream";
 import ExcelJS from "exceljs";
 import { AmountConventionTally } from "../money/index.js";
-import { normaliseCellValue } from "./cell-value.js";
 import { describeHeaderSearch, findHeader, HEADER_SEARCH_ROWS } from "./header.js";
 import {
   columnLetter,
@@ -39,23 +42,20 @@ import {
   SheetReadError,
   type SheetRow,
 } from "./types.js";
+import {
+  type CellContext,
+  dateStyleTable,
+  interpretCell,
+  openZipEntry,
+  type RawRow,
+  SharedStringsParser,
+  WorksheetScanner,
+  type ZipEntryLocation,
+} from "./xlsx/index.js";
 
 // exceljs internals and its zip library have no type declarations; these are the parts we use.
-interface ZipEntry {
-  path: string;
-  type: string;
-  stream(): Readable;
-}
 interface ZipDirectory {
-  files: ZipEntry[];
-}
-interface ExcelCell {
-  value: unknown;
-  numFmt?: string;
-}
-interface ExcelRow {
-  number: number;
-  eachCell(options: { includeEmpty: boolean }, callback: (cell: ExcelCell, column: number) => void): void;
+  files: ZipEntryLocation[];
 }
 interface WorkbookParts {
   _parseRels(stream: Readable): Promise<void>;
@@ -64,25 +64,11 @@ interface WorkbookParts {
   workbookRels?: Array<{ Id: string; Target: string; Type: string }>;
   model?: { sheets?: Array<{ name: string; rId: string; state?: string }> };
   properties?: { model?: { date1904?: boolean } };
-  sharedStrings?: string[];
+  styles: { getStyleModel(index: number): { numFmt?: string } | null | undefined };
 }
-type SaxEvent =
-  | { eventType: "opentag"; value: { name: string } }
-  | { eventType: "closetag"; value: { name: string } }
-  | { eventType: "text"; value: string };
-type WorksheetReaderClass = new (args: {
-  workbook: WorkbookParts;
-  id: number;
-  iterator: AsyncIterable<string>;
-  options: { worksheets: "emit" };
-}) => AsyncIterable<ExcelRow>;
 
 const requireFromExceljs = createRequire(createRequire(import.meta.url).resolve("exceljs"));
 const unzipper = requireFromExceljs("unzipper") as { Open: { file(path: string): Promise<ZipDirectory> } };
-const WorksheetReader = requireFromExceljs("./lib/stream/xlsx/worksheet-reader.js") as WorksheetReaderClass;
-const parseSax = requireFromExceljs("./lib/utils/parse-sax.js") as (
-  input: AsyncIterable<string>,
-) => AsyncIterable<SaxEvent[]>;
 
 const READER_OPTIONS = {
   sharedStrings: "cache",
@@ -91,67 +77,55 @@ const READER_OPTIONS = {
   hyperlinks: "ignore",
 } as const;
 
+/** A part of the workbook: the zip file and where the part is in it. */
+interface Part {
+  zipPath: string;
+  entry: ZipEntryLocation;
+}
+
 /** One zip entry's text, decoded with a single streaming decoder so no character is split. */
-async function* entryText(entry: ZipEntry, onChunk?: (text: string) => void): AsyncGenerator<string> {
-  const stream = entry.stream();
+async function* entryText(part: Part): AsyncGenerator<string> {
+  const stream = await openZipEntry(part.zipPath, part.entry);
   const decoder = new TextDecoder("utf-8", { fatal: true });
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       const text = decoder.decode(chunk, { stream: true });
-      onChunk?.(text);
       if (text) yield text;
     }
     const rest = decoder.decode();
-    onChunk?.(rest);
     if (rest) yield rest;
   } finally {
     stream.destroy();
   }
 }
 
-/** exceljs's part parsers want a Node stream: give them one that carries correctly decoded strings. */
-function textStream(entry: ZipEntry): Readable {
-  return Readable.from(entryText(entry), { objectMode: true });
+async function wholeText(entry: Part): Promise<string> {
+  let text = "";
+  for await (const chunk of entryText(entry)) text += chunk;
+  return text;
 }
 
-/** Shared strings: each `<si>`'s text runs joined; phonetic guides (`<rPh>`) left out. */
-async function parseSharedStrings(entry: ZipEntry): Promise<string[]> {
-  const strings: string[] = [];
-  let current: string | null = null;
-  let inText = false;
-  let phoneticDepth = 0;
-  for await (const events of parseSax(entryText(entry))) {
-    for (const event of events) {
-      if (event.eventType === "opentag") {
-        const name = event.value.name;
-        if (name === "si") current = "";
-        else if (name === "rPh") phoneticDepth++;
-        else if (name === "t" && phoneticDepth === 0) inText = true;
-      } else if (event.eventType === "closetag") {
-        const name = event.value.name;
-        if (name === "si") {
-          strings.push(current ?? "");
-          current = null;
-        } else if (name === "rPh") phoneticDepth--;
-        else if (name === "t") inText = false;
-      } else if (inText && current !== null) {
-        current += event.value;
-      }
-    }
-  }
-  return strings;
+/**
+ * `<workbookPr date1904="1">`. exceljs only knows "1"; XML booleans may also be written "true"
+ * (LibreOffice does), and missing that would shift every date by four years.
+ */
+const DATE_1904 = /<(?:[A-Za-z0-9_.-]+:)?workbookPr\b[^>]*?\sdate1904\s*=\s*["'](?:1|true)["']/;
+
+async function parseSharedStrings(entry: Part) {
+  const parser = new SharedStringsParser();
+  for await (const text of entryText(entry)) parser.feed(text);
+  return parser.end();
 }
 
 interface SheetEntry {
   name: string;
   hidden: boolean;
-  entry: ZipEntry;
+  part: Part;
 }
 
 interface Workbook {
-  parts: WorkbookParts;
   sheets: SheetEntry[];
-  date1904: boolean;
+  cells: CellContext;
 }
 
 function partPath(target: string): string {
@@ -172,7 +146,10 @@ async function openWorkbook(path: string): Promise<Workbook> {
     );
   }
   const entries = new Map(directory.files.map((f) => [f.path.replace(/^\//, ""), f]));
-  const part = (name: string) => entries.get(name);
+  const part = (name: string): Part | undefined => {
+    const entry = entries.get(name);
+    return entry ? { zipPath: path, entry } : undefined;
+  };
   const workbookEntry = part("xl/workbook.xml");
   const relsEntry = part("xl/_rels/workbook.xml.rels");
   if (!workbookEntry || !relsEntry) {
@@ -180,84 +157,118 @@ async function openWorkbook(path: string): Promise<Workbook> {
     throw new SheetReadError("UNSUPPORTED_FORMAT", `the file is ${what}; save it as .xlsx or as CSV UTF-8`);
   }
   const parts = new ExcelJS.stream.xlsx.WorkbookReader(path, READER_OPTIONS) as unknown as WorkbookParts;
-  await parts._parseWorkbook(textStream(workbookEntry));
-  await parts._parseRels(textStream(relsEntry));
+  const workbookXml = await wholeText(workbookEntry);
+  await parts._parseWorkbook(Readable.from([workbookXml], { objectMode: true }));
+  await parts._parseRels(Readable.from(entryText(relsEntry), { objectMode: true }));
   const stylesEntry = part("xl/styles.xml");
-  if (stylesEntry) await parts._parseStyles(textStream(stylesEntry));
+  if (stylesEntry) await parts._parseStyles(Readable.from(entryText(stylesEntry), { objectMode: true }));
   const sharedStringsEntry = part("xl/sharedStrings.xml");
-  parts.sharedStrings = sharedStringsEntry ? await parseSharedStrings(sharedStringsEntry) : [];
+  const sharedStrings = sharedStringsEntry
+    ? await parseSharedStrings(sharedStringsEntry)
+    : new SharedStringsParser().end();
   const rels = parts.workbookRels ?? [];
   const sheets: SheetEntry[] = [];
   for (const sheet of parts.model?.sheets ?? []) {
     const rel = rels.find((r) => r.Id === sheet.rId);
     if (!rel?.Type.endsWith("/worksheet")) continue; // chart sheets have no cells
-    const entry = part(partPath(rel.Target));
-    if (entry) sheets.push({ name: sheet.name, hidden: (sheet.state ?? "visible") !== "visible", entry });
+    const found = part(partPath(rel.Target));
+    if (found)
+      sheets.push({ name: sheet.name, hidden: (sheet.state ?? "visible") !== "visible", part: found });
   }
-  return { parts, sheets, date1904: parts.properties?.model?.date1904 === true };
+  const date1904 = parts.properties?.model?.date1904 === true || DATE_1904.test(workbookXml);
+  const styles = parts.styles;
+  return {
+    sheets,
+    cells: {
+      sharedStrings,
+      date1904,
+      isDateStyle: dateStyleTable((index) => styles.getStyleModel(index)?.numFmt),
+    },
+  };
 }
 
-function rowsOf(
+/** The sheet's rows as the scanner completes them, a chunk of XML at a time. */
+async function* scannedRows(sheet: SheetEntry, scanner: WorksheetScanner): AsyncGenerator<RawRow[]> {
+  for await (const text of entryText(sheet.part)) {
+    const rows = scanner.feed(text);
+    if (rows.length > 0) yield rows;
+  }
+  const rest = scanner.end();
+  if (rest.length > 0) yield rest;
+}
+
+/** Cell texts of a row by 0-based column, "" where there is nothing: what the header search reads. */
+function rowTexts(row: RawRow, context: CellContext): string[] {
+  const texts: string[] = [];
+  for (const raw of row.cells) {
+    const cell = interpretCell(raw, context);
+    if (cell && cell.kind !== "empty") texts[raw.column] = cell.text;
+  }
+  return Array.from(texts, (t) => t ?? "");
+}
+
+interface SheetScan {
+  header: { rowNumber: number; columns: SheetColumn[] };
+  merges: MergedArea[];
+  tally: AmountConventionTally;
+}
+
+/**
+ * Reads a sheet once before its rows are handed out: finds the header among the first rows, then
+ * collects the merged ranges and the amount column's text amounts (for the amount convention) over the
+ * whole sheet. After the header only the amount column's cells are read. Stops early, with the first
+ * rows for the error message, when the sheet has no header.
+ */
+async function scanSheet(
   workbook: Workbook,
   sheet: SheetEntry,
-  onChunk?: (text: string) => void,
-): AsyncIterable<ExcelRow> {
-  return new WorksheetReader({
-    workbook: workbook.parts,
-    id: 0,
-    iterator: entryText(sheet.entry, onChunk),
-    options: { worksheets: "emit" },
-  });
-}
-
-/** Cells of an exceljs row by 0-based column index. */
-function rowCells(row: ExcelRow, date1904: boolean): Map<number, SheetCell> {
-  const cells = new Map<number, SheetCell>();
-  row.eachCell({ includeEmpty: false }, (cell, column) => {
-    const normalised = normaliseCellValue(cell.value, { numFmt: cell.numFmt, date1904 });
-    if (normalised.kind !== "empty") cells.set(column - 1, normalised);
-  });
-  return cells;
-}
-
-async function findSheetHeader(
-  workbook: Workbook,
-  sheet: SheetEntry,
-): Promise<{ rowNumber: number; columns: SheetColumn[] } | { firstRows: string[][] }> {
+): Promise<SheetScan | { firstRows: string[][] }> {
+  const context = workbook.cells;
+  const scanner = new WorksheetScanner();
+  const tally = new AmountConventionTally();
   const firstRows: string[][] = [];
-  const rowNumbers: number[] = [];
-  for await (const row of rowsOf(workbook, sheet)) {
-    if (row.number > HEADER_SEARCH_ROWS) break;
-    const cells = rowCells(row, workbook.date1904);
-    const texts: string[] = [];
-    for (const [index, cell] of cells) texts[index] = cell.text;
-    firstRows.push(Array.from(texts, (t) => t ?? ""));
-    rowNumbers.push(row.number);
-  }
-  const found = findHeader(firstRows);
-  if (!found) return { firstRows };
-  return { rowNumber: rowNumbers[found.index] ?? 1, columns: found.columns };
-}
+  const first: RawRow[] = [];
+  let header: SheetScan["header"] | undefined;
+  let amountColumn = -1;
+  let searching = true;
 
-/** Merged ranges and inline rich text, found in the raw sheet XML as it streams past. */
-class SheetXmlScanner {
-  readonly merges = new Set<string>();
-  inlineRichText = false;
-  private carry = "";
-
-  feed(text: string): void {
-    const window = this.carry + text;
-    for (const match of window.matchAll(/<mergeCell\b[^>]*\bref="([A-Z]+[0-9]+:[A-Z]+[0-9]+)"/g)) {
-      if (match[1]) this.merges.add(match[1]);
+  const tallyRow = (row: RawRow) => {
+    if (!header || row.number <= header.rowNumber) return;
+    for (const raw of row.cells) {
+      if (raw.column !== amountColumn) continue;
+      // Only text can hold a decimal mark; number cells do not depend on the convention.
+      if (raw.type !== "s" && raw.type !== "str" && raw.type !== "inlineStr") continue;
+      const cell = interpretCell(raw, context);
+      if (cell?.kind === "string") tally.addAmountText(cell.text);
     }
-    if (!this.inlineRichText && window.includes("<is>")) {
-      // exceljs keeps only the last <t> of an inline string: several <t> (runs, phonetics) would be misread.
-      for (const match of window.matchAll(/<is>([\s\S]*?)<\/is>/g)) {
-        if ((match[1]?.match(/<t[\s>]/g)?.length ?? 0) > 1) this.inlineRichText = true;
+  };
+  const decide = (): boolean => {
+    searching = false;
+    const found = findHeader(firstRows);
+    if (!found) return false;
+    header = { rowNumber: first[found.index]?.number ?? 1, columns: found.columns };
+    amountColumn = found.columns.find((c) => c.canonical === "amount")?.index ?? -1;
+    scanner.onlyColumn = amountColumn;
+    for (const row of first) tallyRow(row);
+    return true;
+  };
+
+  for await (const rows of scannedRows(sheet, scanner)) {
+    for (const row of rows) {
+      if (searching) {
+        if (row.number <= HEADER_SEARCH_ROWS) {
+          first.push(row);
+          firstRows.push(rowTexts(row, context));
+          continue;
+        }
+        if (!decide()) return { firstRows };
       }
+      tallyRow(row);
     }
-    this.carry = window.slice(-64 * 1024);
   }
+  if (searching && !decide()) return { firstRows };
+  if (!header) return { firstRows };
+  return { header, merges: mergedAreas(scanner.merges), tally };
 }
 
 interface MergedArea {
@@ -284,11 +295,51 @@ function mergedAreas(ranges: Iterable<string>): MergedArea[] {
   });
 }
 
+/**
+ * The merged areas that span a row, for rows asked in ascending order (as sheets store them): areas
+ * enter when the rows reach their top and leave after their bottom, so a sheet with many merges costs
+ * no more per row than the merges around it. A row number that goes back starts over.
+ */
+class MergeIndex {
+  private readonly byTop: MergedArea[];
+  private next = 0;
+  private active: MergedArea[] = [];
+  private lastRow = 0;
+
+  constructor(areas: readonly MergedArea[]) {
+    // Stable sort: areas with the same top keep their order in the file.
+    this.byTop = [...areas].sort((a, b) => a.top - b.top);
+  }
+
+  covering(row: number): readonly MergedArea[] {
+    if (this.byTop.length === 0) return this.active;
+    if (row < this.lastRow) {
+      this.next = 0;
+      this.active = [];
+    }
+    this.lastRow = row;
+    while (this.next < this.byTop.length && (this.byTop[this.next] as MergedArea).top <= row) {
+      this.active.push(this.byTop[this.next] as MergedArea);
+      this.next++;
+    }
+    if (this.active.some((m) => m.bottom < row)) this.active = this.active.filter((m) => m.bottom >= row);
+    return this.active;
+  }
+}
+
+/** The merged range that covers a cell without being its top-left cell, if any. */
+function coveredBy(areas: readonly MergedArea[], row: number, column: number): string | undefined {
+  for (const m of areas) {
+    if (m.left <= column && column <= m.right && !(m.top === row && m.left === column)) return m.range;
+  }
+  return undefined;
+}
+
 export async function openXlsx(path: string, options: OpenSheetOptions = {}): Promise<OpenedSheet> {
   const workbook = await openWorkbook(path);
   const names = workbook.sheets.map((s) => `"${s.name}"`).join(", ");
   let chosen: SheetEntry | undefined;
-  let header: { rowNumber: number; columns: SheetColumn[] } | undefined;
+  let scan: SheetScan | undefined;
   if (options.sheet !== undefined) {
     const wanted = options.sheet.trim().toLowerCase();
     chosen = workbook.sheets.find((s) => s.name.trim().toLowerCase() === wanted);
@@ -298,24 +349,24 @@ export async function openXlsx(path: string, options: OpenSheetOptions = {}): Pr
         `there is no sheet "${options.sheet}"; the workbook has ${names || "no worksheets"}`,
       );
     }
-    const found = await guard(findSheetHeader(workbook, chosen));
+    const found = await guard(scanSheet(workbook, chosen));
     if ("firstRows" in found) {
       throw new SheetReadError(
         "HEADER_NOT_FOUND",
         `sheet "${chosen.name}": ${describeHeaderSearch(found.firstRows)}`,
       );
     }
-    header = found;
+    scan = found;
   } else {
     for (const sheet of workbook.sheets.filter((s) => !s.hidden)) {
-      const found = await guard(findSheetHeader(workbook, sheet));
-      if ("columns" in found) {
+      const found = await guard(scanSheet(workbook, sheet));
+      if ("header" in found) {
         chosen = sheet;
-        header = found;
+        scan = found;
         break;
       }
     }
-    if (!chosen || !header) {
+    if (!chosen || !scan) {
       throw new SheetReadError(
         "HEADER_NOT_FOUND",
         `no visible sheet (of ${names || "none"}) has a header row with at least "to_account" and "amount" ` +
@@ -324,36 +375,16 @@ export async function openXlsx(path: string, options: OpenSheetOptions = {}): Pr
     }
   }
   const sheet = chosen;
-  const { rowNumber: headerRowNumber, columns } = header;
-  const scanner = new SheetXmlScanner();
-  const tally = new AmountConventionTally();
-  const amountColumn = columns.find((c) => c.canonical === "amount")?.index ?? -1;
-  await guard(
-    (async () => {
-      for await (const row of rowsOf(workbook, sheet, (text) => scanner.feed(text))) {
-        if (row.number <= headerRowNumber || amountColumn < 0) continue;
-        const amount = rowCells(row, workbook.date1904).get(amountColumn);
-        if (amount?.kind === "string") tally.addAmountText(amount.text);
-      }
-    })(),
-  );
-  if (scanner.inlineRichText) {
-    throw new SheetReadError(
-      "FILE_CORRUPT",
-      `sheet "${sheet.name}" has cells with inline rich text that cannot be read reliably; ` +
-        "open the file in Excel or LibreOffice and save it again as .xlsx",
-    );
-  }
+  const { rowNumber: headerRowNumber, columns } = scan.header;
   const sheetHeader: SheetHeader = {
     columns,
     headerRowNumber,
     sheetName: sheet.name,
     format: "xlsx",
     encoding: "xlsx",
-    amountConvention: tally.convention,
+    amountConvention: scan.tally.convention,
   };
-  const merges = mergedAreas(scanner.merges);
-  return { header: sheetHeader, rows: xlsxRows(workbook, sheet, headerRowNumber, columns, merges) };
+  return { header: sheetHeader, rows: xlsxRows(workbook, sheet, headerRowNumber, columns, scan.merges) };
 }
 
 /** Library errors while reading a damaged part become FILE_CORRUPT; our own errors pass through. */
@@ -380,31 +411,48 @@ async function* xlsxRows(
   columns: readonly SheetColumn[],
   merges: readonly MergedArea[],
 ): AsyncGenerator<SheetRow> {
+  const context = workbook.cells;
+  const mergeIndex = new MergeIndex(merges);
   try {
-    for await (const row of rowsOf(workbook, sheet)) {
-      if (row.number <= headerRowNumber) continue;
-      const values = rowCells(row, workbook.date1904);
-      // A row without a value of its own (only the covered part of a merge above it) is blank to the user.
-      if (values.size === 0) continue;
-      const covering = merges.filter((m) => m.top <= row.number && row.number <= m.bottom);
-      const mergedAt = (index: number): string | undefined =>
-        covering.find(
-          (m) => m.left <= index && index <= m.right && !(m.top === row.number && m.left === index),
-        )?.range;
-      const cells: Record<string, SheetCell> = {};
-      for (const column of columns) {
-        const range = mergedAt(column.index);
-        cells[column.key] = range
-          ? { text: "", kind: "empty", mergedInto: range }
-          : (values.get(column.index) ?? EMPTY_CELL);
+    for await (const rows of scannedRows(sheet, new WorksheetScanner())) {
+      for (const row of rows) {
+        if (row.number <= headerRowNumber) continue;
+        // Cells with a value, by 0-based column (a later cell for the same column wins).
+        const values: SheetCell[] = [];
+        let count = 0;
+        let unheaded: number[] | undefined;
+        for (const raw of row.cells) {
+          const cell = interpretCell(raw, context);
+          if (!cell || cell.kind === "empty") continue;
+          if (values[raw.column] === undefined) {
+            count++;
+            if (raw.column >= columns.length) {
+              unheaded ??= [];
+              unheaded.push(raw.column);
+            }
+          }
+          values[raw.column] = cell;
+        }
+        // A row without a value of its own (only the covered part of a merge above it) is blank to the user.
+        if (count === 0) continue;
+        const covering = mergeIndex.covering(row.number);
+        const cells: Record<string, SheetCell> = {};
+        for (let i = 0; i < columns.length; i++) {
+          const column = columns[i] as SheetColumn;
+          const range = covering.length > 0 ? coveredBy(covering, row.number, column.index) : undefined;
+          cells[column.key] = range
+            ? { text: "", kind: "empty", mergedInto: range }
+            : (values[column.index] ?? EMPTY_CELL);
+        }
+        const result: SheetRow = { rowNumber: row.number, cells };
+        if (unheaded) {
+          result.unheaded = {};
+          for (const index of unheaded.sort((a, b) => a - b)) {
+            result.unheaded[columnLetter(index)] = values[index] as SheetCell;
+          }
+        }
+        yield result;
       }
-      const result: SheetRow = { rowNumber: row.number, cells };
-      for (const [index, cell] of values) {
-        if (index < columns.length) continue;
-        result.unheaded ??= {};
-        result.unheaded[columnLetter(index)] = cell;
-      }
-      yield result;
     }
   } catch (error) {
     throw asSheetError(error);

@@ -4,6 +4,7 @@
  * adopted; the others are enqueued again under the same keys, so a running worker pays nothing twice.
  */
 import { stat } from "node:fs/promises";
+import path from "node:path";
 import type { Command } from "commander";
 import { archivePathFor, readInstructionArchive, recoverBatch } from "../../batches/index.js";
 import { loadConfig, requireApi } from "../../config/index.js";
@@ -23,22 +24,16 @@ async function isFile(p: string): Promise<boolean> {
 export function registerRecover(program: Command): void {
   program
     .command("recover")
-    .argument("<batch>", "batch id, or the path of its archived instructions (.instructions.ndjson)")
+    .argument(
+      "<batch>",
+      "batch id, its archived sheet (DATA_DIR/archive/<batch>.csv|.xlsx) or its archived instructions (.instructions.ndjson)",
+    )
     .description("Rebuild a batch's row states from the Payouts Service after Redis lost them")
     .option("--redis-prefix <prefix>", "key prefix of the pipeline's data in Redis", "payouts")
     .action(async (target: string, opts: { redisPrefix: string }) => {
       const config = loadConfig();
       const api = requireApi(config);
-      let archivePath = target;
-      if (!(await isFile(target))) {
-        if (!BATCH_ID_PATTERN.test(target)) {
-          throw new CliError(`${target} is neither a file nor a batch id`, EXIT.usage);
-        }
-        archivePath = archivePathFor(config.dataDir, target);
-        if (!(await isFile(archivePath))) {
-          throw new CliError(`no archive for batch ${target} at ${archivePath}`, EXIT.usage);
-        }
-      }
+      const archivePath = await instructionArchiveOf(target, config.dataDir);
       const archive = await readInstructionArchive(archivePath);
       const client = createPayoutsClient({
         baseUrl: api.apiUrl,
@@ -64,4 +59,29 @@ export function registerRecover(program: Command): void {
         await client.close();
       }
     });
+}
+
+/**
+ * The instructions archive a recover target names: a batch id (looked up in DATA_DIR/archive/), the
+ * archived sheet `<batchId>.csv|.xlsx` (its instructions lie beside it), or the archive itself. The
+ * archive, not the sheet, is what recovery replays: it holds the rows exactly as they were validated
+ * and keyed, so rebuilding cannot pick a different account or amount than the one paid.
+ */
+async function instructionArchiveOf(target: string, dataDir: string): Promise<string> {
+  if (await isFile(target)) {
+    if (target.endsWith(".instructions.ndjson")) return target;
+    const batchId = path.basename(target, path.extname(target));
+    const beside = path.join(path.dirname(target), `${batchId}.instructions.ndjson`);
+    if (BATCH_ID_PATTERN.test(batchId) && (await isFile(beside))) return beside;
+    throw new CliError(
+      `${target} is not an archived sheet of a batch (expected DATA_DIR/archive/<batch id>.csv or .xlsx with its .instructions.ndjson beside it)`,
+      EXIT.usage,
+    );
+  }
+  if (!BATCH_ID_PATTERN.test(target))
+    throw new CliError(`${target} is neither a file nor a batch id`, EXIT.usage);
+  const archivePath = archivePathFor(dataDir, target);
+  if (!(await isFile(archivePath)))
+    throw new CliError(`no archive for batch ${target} at ${archivePath}`, EXIT.usage);
+  return archivePath;
 }

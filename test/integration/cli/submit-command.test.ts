@@ -86,6 +86,17 @@ describe("payouts submit", () => {
       expect(await worker.exited).toBe(0);
     }
 
+    // Recovering from the archived sheet of a batch that is intact adopts every payment and pays nothing.
+    const recovered = await run([
+      "recover",
+      path.join(dataDir, "archive", `${batchId}.csv`),
+      "--redis-prefix",
+      prefix,
+    ]);
+    expect(recovered.code).toBe(0);
+    expect(recovered.output.join("\n")).toContain(`recovered batch ${batchId}`);
+    expect(await paymentsOfBatch(api, batchId!)).toHaveLength(23);
+
     const again = await run(["submit", "samples/payouts-valid.csv", "--redis-prefix", prefix]);
     expect(again.code).toBe(1);
     expect(again.output.join("\n")).toContain(`already submitted as batch ${batchId}`);

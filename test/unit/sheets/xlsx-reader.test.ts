@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import ExcelJS from "exceljs";
@@ -249,14 +249,18 @@ describe("openSheet on XLSX written like Excel", () => {
     expect(read.map((r) => r.cells.to_account?.text)).toEqual(expected);
   });
 
-  it("refuses inline strings with several runs, which exceljs would cut short", async () => {
+  it("reads inline strings with several runs whole, without their phonetic guides", async () => {
+    // exceljs kept only the last run (reading "123" for "acct_123"); such files were refused before.
     const path = join(dir, "inline-rich.xlsx");
     const strings: string[] = [];
     const rows =
-      sharedStringRow(1, ["to_account", "amount"], strings) +
-      '<row r="2"><c r="A2" t="inlineStr"><is><r><t>acct_</t></r><r><t>123</t></r></is></c><c r="B2"><v>1</v></c></row>';
+      sharedStringRow(1, ["to_account", "amount", "payer_memo"], strings) +
+      '<row r="2"><c r="A2" t="inlineStr"><is><r><t>acct_</t></r><r><rPr><b/></rPr><t>123</t></r></is></c>' +
+      '<c r="B2"><v>1</v></c><c r="C2" t="inlineStr"><is><t>山田</t><rPh sb="0" eb="2"><t>ヤマダ</t></rPh></is></c></row>';
     await writeRawXlsx(path, { sheets: [{ name: "S", rows }], sharedStrings: strings });
-    expect((await readError(path)).code).toBe("FILE_CORRUPT");
+    const [row] = (await readAll(path)).rows;
+    expect(row?.cells.to_account).toEqual({ kind: "string", text: "acct_123" });
+    expect(row?.cells.payer_memo).toEqual({ kind: "string", text: "山田" });
   });
 
   it("decides the amount convention from text amounts over the whole sheet", async () => {
@@ -269,6 +273,111 @@ describe("openSheet on XLSX written like Excel", () => {
     ].join("");
     await writeRawXlsx(path, { sheets: [{ name: "S", rows }], sharedStrings: strings });
     expect((await readAll(path)).header.amountConvention).toBe("comma");
+  });
+});
+
+describe("openSheet on XLSX details other writers produce", () => {
+  it('reads the 1904 date system when the workbook says date1904="true" (LibreOffice)', async () => {
+    const path = join(dir, "libreoffice-1904.xlsx");
+    const strings: string[] = [];
+    const rows =
+      sharedStringRow(1, ["to_account", "amount", "due"], strings) +
+      `<row r="2"><c r="A2" t="s"><v>${strings.push("<t>acct_1</t>") - 1}</v></c><c r="B2"><v>5</v></c>` +
+      '<c r="C2" s="1"><v>44620</v></c></row>';
+    await writeRawXlsx(path, {
+      sheets: [{ name: "S", rows }],
+      sharedStrings: strings,
+      cellXfs:
+        '<xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/>' +
+        '<xf numFmtId="14" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/>',
+    });
+    const zip = await JSZip.loadAsync(await readFile(path));
+    const workbookXml = (await zip.file("xl/workbook.xml")?.async("string")) ?? "";
+    zip.file("xl/workbook.xml", workbookXml.replace("<workbookPr/>", '<workbookPr date1904="true"/>'));
+    await writeFile(path, await zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" }));
+    expect((await readAll(path)).rows[0]?.cells.due).toEqual({ kind: "date", text: "2026-03-01" });
+  });
+
+  it("decodes entities, keeps spaces, reads CDATA and shows a formula's own error", async () => {
+    const path = join(dir, "entities.xlsx");
+    const strings = ["<t>to_account</t>", "<t>amount</t>", "<t>payer_memo</t>", "<t>purpose</t>"];
+    const rows =
+      '<row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t="s"><v>1</v></c><c r="C1" t="s"><v>2</v></c><c r="D1" t="s"><v>3</v></c></row>' +
+      '<row r="2"><c r="A2" t="inlineStr"><is><t><![CDATA[acct_<1>]]></t></is></c><c r="B2"><v>10</v></c>' +
+      '<c r="C2" t="inlineStr"><is><t xml:space="preserve">  Smith &amp; Sons &#8364;5  </t></is></c>' +
+      '<c r="D2" t="e"><f>1/0</f><v>#DIV/0!</v></c></row>';
+    await writeRawXlsx(path, { sheets: [{ name: "S", rows }], sharedStrings: strings });
+    const [row] = (await readAll(path)).rows;
+    expect(row?.cells).toEqual({
+      to_account: { kind: "string", text: "acct_<1>" },
+      amount: { kind: "number", text: "10", number: 10 },
+      payer_memo: { kind: "string", text: "  Smith & Sons €5  " },
+      purpose: { kind: "error", text: "#DIV/0!", error: "#DIV/0!", formula: true },
+    });
+  });
+
+  it("marks every covered cell of many merges, whatever order they are listed in", async () => {
+    const path = join(dir, "merges.xlsx");
+    const strings: string[] = [];
+    let rows = sharedStringRow(1, ["reference", "to_account", "amount"], strings);
+    for (let r = 2; r <= 40; r++) {
+      rows += `<row r="${r}"><c r="A${r}" t="inlineStr"><is><t>r${r}</t></is></c><c r="C${r}"><v>${r}</v></c></row>`;
+    }
+    const merges = ["B30:C31", "A10:A12", "B2:B40", "C5:C6"];
+    await writeRawXlsx(path, {
+      sheets: [
+        {
+          name: "S",
+          rows,
+          after: `<mergeCells count="4">${merges.map((m) => `<mergeCell ref="${m}"/>`).join("")}</mergeCells>`,
+        },
+      ],
+      sharedStrings: strings,
+    });
+    const read = new Map((await readAll(path)).rows.map((row) => [row.rowNumber, row.cells]));
+    expect(read.get(2)?.to_account).toEqual({ kind: "empty", text: "" }); // the top-left cell itself
+    expect(read.get(3)?.to_account).toEqual({ kind: "empty", text: "", mergedInto: "B2:B40" });
+    expect(read.get(5)?.amount).toEqual({ kind: "number", text: "5", number: 5 });
+    expect(read.get(6)?.amount).toEqual({ kind: "empty", text: "", mergedInto: "C5:C6" });
+    expect(read.get(7)?.amount).toEqual({ kind: "number", text: "7", number: 7 });
+    expect(read.get(11)?.reference).toEqual({ kind: "empty", text: "", mergedInto: "A10:A12" });
+    expect(read.get(13)?.reference).toEqual({ kind: "string", text: "r13" });
+    expect(read.get(30)?.amount).toEqual({ kind: "empty", text: "", mergedInto: "B30:C31" });
+    expect(read.get(31)?.amount).toEqual({ kind: "empty", text: "", mergedInto: "B30:C31" });
+    expect(read.get(32)?.amount).toEqual({ kind: "number", text: "32", number: 32 });
+  });
+
+  it("decides the convention from text amounts however they are stored: shared, inline or formula", async () => {
+    const path = join(dir, "comma-kinds.xlsx");
+    const strings: string[] = [];
+    const rows = [
+      sharedStringRow(1, ["reference", "to_account", "amount", "currency"], strings),
+      // Numbers in the amount column never decide; only text does.
+      '<row r="2"><c r="C2"><v>1.234</v></c></row>',
+      '<row r="3"><c r="A3" t="inlineStr"><is><t>x</t></is></c><c r="C3" t="inlineStr"><is><t>1.234,50</t></is></c></row>',
+      '<row r="4"><c r="B4" t="s"><v>0</v></c><c r="C4" t="str"><f>"12,5"</f><v>12,5</v></c><c r="D4"><v>1</v></c></row>',
+    ].join("");
+    await writeRawXlsx(path, { sheets: [{ name: "S", rows }], sharedStrings: strings });
+    const { header, rows: read } = await readAll(path);
+    expect(header.amountConvention).toBe("comma");
+    expect(read.map((r) => r.cells.amount?.text)).toEqual(["1.234", "1.234,50", "12,5"]);
+  });
+
+  it("reports a worksheet cut short inside the zip as FILE_CORRUPT", async () => {
+    const path = join(dir, "cut-sheet.xlsx");
+    const strings: string[] = [];
+    await writeRawXlsx(path, {
+      sheets: [{ name: "S", rows: sharedStringRow(1, ["to_account", "amount"], strings) }],
+      sharedStrings: strings,
+    });
+    const zip = await JSZip.loadAsync(await readFile(path));
+    zip.file(
+      "xl/worksheets/sheet1.xml",
+      `<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>` +
+        '<row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t="s"><v>1</v></c></row><row r="2"><c r="A2"><v>1</v>',
+    );
+    await writeFile(path, await zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" }));
+    expect((await readError(path)).code).toBe("FILE_CORRUPT");
   });
 });
 
@@ -301,7 +410,6 @@ describe("openSheet on files that are not readable workbooks", () => {
       sheets: [{ name: "S", rows: sharedStringRow(1, ["to_account", "amount"], strings) }],
       sharedStrings: strings,
     });
-    const { readFile } = await import("node:fs/promises");
     const bytes = await readFile(good);
     await writeFile(path, bytes.subarray(0, Math.floor(bytes.length / 2)));
     expect((await readError(path)).code).toBe("FILE_CORRUPT");
