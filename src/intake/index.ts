@@ -9,6 +9,7 @@ export {
   type IntakeApi,
   type SheetValidation,
   summarizeValidation,
+  summaryOf,
   type ValidatedRow,
   type ValidateOptions,
   type ValidationSummary,

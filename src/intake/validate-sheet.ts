@@ -240,6 +240,11 @@ export async function summarizeValidation(validation: SheetValidation): Promise<
     if (validated.instruction) validRows++;
     problems.push(...validated.problems);
   }
+  return summaryOf(rows, validRows, problems);
+}
+
+/** The summary of `rows` read, `validRows` of them valid, with these problems (sheet ones first). */
+export function summaryOf(rows: number, validRows: number, problems: Problem[]): ValidationSummary {
   const countsByCode = new Map<ProblemCode, number>();
   for (const p of problems) countsByCode.set(p.code, (countsByCode.get(p.code) ?? 0) + 1);
   return { rows, validRows, invalidRows: rows - validRows, problems, countsByCode };

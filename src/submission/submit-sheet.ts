@@ -23,7 +23,7 @@ import {
   defaultReportPath,
   type IntakeApi,
   type Problem,
-  type ProblemCode,
+  summaryOf,
   type ValidationSummary,
   validateSheet,
   writeValidationReport,
@@ -98,7 +98,7 @@ export async function submitSheet(options: SubmitSheetOptions): Promise<SubmitSh
       });
     }
   }
-  const summary = summarize(rows, instructions.length, problems);
+  const summary = summaryOf(rows, instructions.length, problems);
   const totals = totalsOf(instructions);
 
   let reportPath: string | undefined;
@@ -169,12 +169,6 @@ function sourceValuesOf(row: SheetRow, header: SheetHeader): SourceValues {
       cell.kind === "number" && cell.number !== undefined && !cell.lossy ? cell.number : cell.text;
   }
   return values;
-}
-
-function summarize(rows: number, validRows: number, problems: Problem[]): ValidationSummary {
-  const countsByCode = new Map<ProblemCode, number>();
-  for (const p of problems) countsByCode.set(p.code, (countsByCode.get(p.code) ?? 0) + 1);
-  return { rows, validRows, invalidRows: rows - validRows, problems, countsByCode };
 }
 
 function totalsOf(instructions: readonly SubmittedInstruction[]): CurrencyTotals {
