@@ -1,0 +1,97 @@
+/**
+ * A throwaway Redis for the demo when REDIS_URL is not set: `redis-server` from PATH on a free
+ * loopback port, in memory only, with the eviction policy BullMQ needs. Stopped with the demo.
+ */
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createServer } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Redis } from "ioredis";
+
+export interface PrivateRedis {
+  url: string;
+  stop(): Promise<void>;
+}
+
+export class RedisUnavailableError extends Error {
+  override readonly name = "RedisUnavailableError";
+}
+
+const HOW_TO_GET_ONE =
+  "install one (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis), " +
+  "or run `docker compose up -d redis` and set REDIS_URL=redis://127.0.0.1:6379";
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  server.close();
+  await once(server, "close");
+  return port;
+}
+
+export async function startPrivateRedis(): Promise<PrivateRedis> {
+  const port = await freePort();
+  const child = spawn(
+    "redis-server",
+    [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--maxmemory-policy",
+      "noeviction",
+    ],
+    { stdio: "ignore" },
+  );
+  const spawnError = new Promise<Error>((resolve) => child.once("error", resolve));
+  const url = `redis://127.0.0.1:${port}`;
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const failed = await Promise.race([spawnError, sleep(100).then(() => undefined)]);
+    if (failed) {
+      throw new RedisUnavailableError(
+        `REDIS_URL is not set and redis-server could not be started (${(failed as NodeJS.ErrnoException).code ?? failed.message}); ${HOW_TO_GET_ONE}`,
+      );
+    }
+    if (child.exitCode !== null) {
+      throw new RedisUnavailableError(`redis-server exited with code ${child.exitCode}; ${HOW_TO_GET_ONE}`);
+    }
+    if (await answers(url)) break;
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new RedisUnavailableError(
+        `redis-server did not answer on port ${port} within 10 s; ${HOW_TO_GET_ONE}`,
+      );
+    }
+  }
+  return {
+    url,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = once(child, "exit");
+      child.kill("SIGTERM");
+      await Promise.race([exited, sleep(5_000)]);
+      if (child.exitCode === null) child.kill("SIGKILL");
+    },
+  };
+}
+
+async function answers(url: string): Promise<boolean> {
+  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  probe.on("error", () => {}); // not up yet: the failed connect() below says so
+  try {
+    await probe.connect();
+    return (await probe.ping()) === "PONG";
+  } catch {
+    return false;
+  } finally {
+    probe.disconnect();
+  }
+}
