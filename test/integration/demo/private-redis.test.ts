@@ -11,6 +11,7 @@ describe("startPrivateRedis", () => {
   it("starts a redis-server on a free port with noeviction, and stops it", async () => {
     const redis = await startPrivateRedis();
     const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    client.on("error", () => {});
     try {
       expect(redis.url).not.toBe("redis://127.0.0.1:6379");
       expect(await client.ping()).toBe("PONG");
@@ -24,6 +25,7 @@ describe("startPrivateRedis", () => {
       maxRetriesPerRequest: 0,
       retryStrategy: () => null,
     });
+    after.on("error", () => {});
     await expect(after.connect()).rejects.toThrow();
     after.disconnect();
   });
