@@ -174,9 +174,10 @@ function sourceValuesOf(row: SheetRow, header: SheetHeader): SourceValues {
 function totalsOf(instructions: readonly SubmittedInstruction[]): CurrencyTotals {
   const totals: CurrencyTotals = {};
   for (const i of instructions) {
-    const t = (totals[i.currency] ??= { rows: 0, amount: 0 });
+    const t = totals[i.currency] ?? { rows: 0, amount: 0 };
     t.rows++;
     t.amount += i.amount;
+    totals[i.currency] = t;
   }
   return totals;
 }

@@ -26,7 +26,9 @@ describe("payouts template", () => {
     expect(stdout.trim()).toBe(out);
     const wb = new ExcelJS.Workbook();
     await wb.xlsx.readFile(out);
-    const header = (wb.worksheets[0]?.getRow(1).values as unknown[]).filter(Boolean);
+    const sheet = wb.worksheets[0];
+    expect(sheet).toBeDefined();
+    const header = (sheet!.getRow(1).values as unknown[]).filter(Boolean);
     expect(header.slice(0, 4)).toEqual(["reference", "from_account", "to_account", "amount"]);
   });
 
