@@ -5,6 +5,7 @@
 import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/index.js";
 import { registerDemo } from "./commands/demo.js";
+import { registerResult } from "./commands/result.js";
 import { registerSandbox } from "./commands/sandbox.js";
 import { registerSubmit } from "./commands/submit.js";
 import { registerTemplate } from "./commands/template.js";
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerValidate(program);
   registerSubmit(program);
   registerPipelineCommands(program);
+  registerResult(program);
   return program;
 }
 

@@ -29,8 +29,22 @@ export interface TableSpec {
   format?: TableFormat;
   /** XLSX only: the worksheet name (default `Sheet1`; cleaned to what Excel accepts). */
   sheetName?: string;
-  /** XLSX only: the header of the column whose cells are coloured by row status (e.g. `status`). */
-  statusColumn?: string;
+  /**
+   * XLSX only: the column whose cells are coloured by row status: its header (e.g. `status`, the first
+   * column so named) or its 0-based index (when a sheet's own columns may reuse the header).
+   */
+  statusColumn?: string | number;
+  /**
+   * XLSX only: rows that size the columns when `rows` is not an array (a stream cannot be looked
+   * ahead into); typically the first few hundred rows of the stream.
+   */
+  widthSample?: readonly TableRow[];
+  /**
+   * XLSX only: write text cells as inline strings (`t="inlineStr"`). Default false: exceljs's
+   * streaming writer then emits `t="str"`, which the file format defines as a formula's cached text.
+   * ExcelJS reads inline strings back as `{ richText }` values rather than plain strings.
+   */
+  inlineStrings?: boolean;
 }
 
 export interface TableWriteSummary {
@@ -156,19 +170,27 @@ async function writeXlsx(out: Writable, spec: TableSpec, rows: AsyncIterable<Tab
   const sheet = workbook.addWorksheet(safeSheetName(spec.sheetName), {
     views: [{ state: "frozen", xSplit: 0, ySplit: 1 }],
   });
-  const sample = Array.isArray(spec.rows) ? (spec.rows as TableRow[]).slice(0, WIDTH_SAMPLE_ROWS) : [];
+  const sample = Array.isArray(spec.rows)
+    ? (spec.rows as TableRow[]).slice(0, WIDTH_SAMPLE_ROWS)
+    : (spec.widthSample ?? []).slice(0, WIDTH_SAMPLE_ROWS);
   sheet.columns = columnWidths(columns, sample).map((width) => ({ width }));
   if (columns.length > 0) {
     sheet.autoFilter = { from: { row: 1, column: 1 }, to: { row: 1, column: columns.length } };
   }
-  const header = sheet.addRow(columns.map(excelSafeText));
+  const text = spec.inlineStrings === true ? inlineText : (value: CellValue) => value;
+  const header = sheet.addRow(columns.map((c) => text(excelSafeText(c))));
   header.font = { bold: true };
   header.commit();
 
-  const statusIndex = spec.statusColumn === undefined ? -1 : columns.indexOf(spec.statusColumn);
+  const statusIndex =
+    typeof spec.statusColumn === "number"
+      ? spec.statusColumn
+      : spec.statusColumn === undefined
+        ? -1
+        : columns.indexOf(spec.statusColumn);
   for await (const row of rows) {
     const values = padRow(row, columns.length).map(xlsxCellValue);
-    const written = sheet.addRow(values);
+    const written = sheet.addRow(values.map(text));
     const status = statusIndex >= 0 ? values[statusIndex] : undefined;
     const fill = typeof status === "string" ? STATUS_FILLS[status] : undefined;
     if (fill !== undefined) {
@@ -188,6 +210,16 @@ function xlsxCellValue(value: CellValue): CellValue {
   // XML parsers turn a bare CR into LF, so Excel would never see it anyway; making that explicit
   // keeps the written text equal to what every reader gets back.
   return value === null ? null : excelSafeText(value).replace(/\r\n?/g, "\n");
+}
+
+/**
+ * Text as an inline rich-text value, so the streaming writer (no shared strings) emits a
+ * `t="inlineStr"` cell. Given a plain string it emits `t="str"`, which the file format defines as a
+ * formula's cached text: Excel shows it, but strict readers and converters may take it for a
+ * formula result, and a result file must not look like it holds formulas (DESIGN rule 7).
+ */
+function inlineText(value: CellValue): CellValue | { richText: { text: string }[] } {
+  return typeof value === "string" ? { richText: [{ text: value }] } : value;
 }
 
 function padRow(row: TableRow, width: number): CellValue[] {

@@ -1,0 +1,156 @@
+/**
+ * Keeps each batch's result file in `DATA_DIR/outbox/` current while its rows change.
+ *
+ * Rows change in bursts (a thousand payments created in a second, then webhooks over hours), so
+ * writes are throttled per batch: the first change schedules a write `debounceMs` later, changes
+ * during that wait or during the write only mark the batch dirty again, and a dirty batch gets one
+ * more write `debounceMs` after the previous one ended (or as long as that write took, if longer).
+ * So there is at most one write per window per batch, writes of one batch never overlap, and a
+ * write always follows the last change.
+ */
+import type { BatchStore } from "../batches/index.js";
+import { createResultFiles, type ResultFiles } from "./result-files.js";
+import { UnknownBatchError, type WrittenResult } from "./write-result.js";
+
+export interface ResultOutboxOptions {
+  store: BatchStore;
+  /** DATA_DIR. */
+  dataDir: string;
+  /** Minimum time between two writes of one batch's file, in ms. Default 2000. */
+  debounceMs?: number;
+  /** Share the process's result files (so a download reuses what the outbox just wrote). */
+  files?: ResultFiles;
+  /** Called after each successful write (logging, notifications). */
+  onWritten?: (batchId: string, result: WrittenResult) => void;
+  /**
+   * Called when a write fails. The write is retried a few times with a growing wait, and again on
+   * the batch's next change, `writeNow` or `flush`. Default: ignored.
+   */
+  onError?: (batchId: string, error: unknown) => void;
+}
+
+export interface ResultOutbox {
+  /** A row of the batch changed: its result file will be rewritten (throttled). */
+  markDirty(batchId: string): void;
+  /** Writes the batch's file now (e.g. when the batch finished), after any write under way. */
+  writeNow(batchId: string): Promise<void>;
+  /** Writes every dirty batch now and waits for every write under way. */
+  flush(): Promise<void>;
+  /** Flushes, then ignores further changes. */
+  close(): Promise<void>;
+}
+
+interface BatchSlot {
+  dirty: boolean;
+  timer: NodeJS.Timeout | undefined;
+  writing: Promise<void> | undefined;
+  /** How long the last write took (ms). */
+  lastWriteMs: number;
+  /** Writes failed in a row (reset by a success). */
+  failures: number;
+}
+
+/** A failing write is retried this many times (with a growing wait) before waiting for a new change. */
+const MAX_RETRIES = 4;
+
+export const DEFAULT_OUTBOX_DEBOUNCE_MS = 2000;
+
+export function createResultOutbox(options: ResultOutboxOptions): ResultOutbox {
+  const debounceMs = options.debounceMs ?? DEFAULT_OUTBOX_DEBOUNCE_MS;
+  const files = options.files ?? createResultFiles({ store: options.store, dataDir: options.dataDir });
+  const slots = new Map<string, BatchSlot>();
+  let closed = false;
+
+  function slotOf(batchId: string): BatchSlot {
+    let slot = slots.get(batchId);
+    if (!slot) {
+      slot = { dirty: false, timer: undefined, writing: undefined, lastWriteMs: 0, failures: 0 };
+      slots.set(batchId, slot);
+    }
+    return slot;
+  }
+
+  function schedule(batchId: string, slot: BatchSlot): void {
+    if (slot.timer || slot.writing || !slot.dirty) return;
+    // A big batch whose file takes longer to write than the window waits that long instead, so the
+    // outbox never spends more than half its time rewriting one file.
+    slot.timer = setTimeout(
+      () => {
+        slot.timer = undefined;
+        void run(batchId, slot);
+      },
+      Math.max(debounceMs, slot.lastWriteMs) * 2 ** slot.failures,
+    );
+  }
+
+  /** One write; afterwards, a change that came in meanwhile schedules the next. */
+  function run(batchId: string, slot: BatchSlot): Promise<void> {
+    if (slot.writing) return slot.writing;
+    slot.dirty = false;
+    slot.writing = (async () => {
+      const startedAt = Date.now();
+      try {
+        const result = await files.write(batchId);
+        slot.failures = 0;
+        options.onWritten?.(batchId, result);
+      } catch (error) {
+        // An unknown batch (deleted, or a hook fired for another prefix) has nothing to write.
+        if (!(error instanceof UnknownBatchError)) {
+          // Redis or the disk may be back soon: retry, then wait for the next change or flush.
+          slot.failures++;
+          if (slot.failures <= MAX_RETRIES) slot.dirty = true;
+          options.onError?.(batchId, error);
+        }
+      } finally {
+        slot.writing = undefined;
+        slot.lastWriteMs = Date.now() - startedAt;
+      }
+      if (closed) return;
+      if (slot.dirty) schedule(batchId, slot);
+      else if (!slot.timer && slot.lastWriteMs <= debounceMs && slots.get(batchId) === slot) {
+        // Forget idle batches; a slow one is kept so its next write waits as long as this one took.
+        slots.delete(batchId);
+      }
+    })();
+    return slot.writing;
+  }
+
+  async function writeNow(batchId: string): Promise<void> {
+    // A write under way may have read the rows before the change that asked for this one.
+    const pending = slots.get(batchId)?.writing;
+    if (pending) await pending;
+    const slot = slotOf(batchId);
+    if (slot.timer) {
+      clearTimeout(slot.timer);
+      slot.timer = undefined;
+    }
+    // Joins a write that began after this call (it reads the rows as they are now), else starts one.
+    await run(batchId, slot);
+  }
+
+  async function flush(): Promise<void> {
+    const pending: Promise<void>[] = [];
+    for (const [batchId, slot] of slots) {
+      if (slot.dirty || slot.timer || slot.failures > 0) pending.push(writeNow(batchId));
+      else if (slot.writing) pending.push(slot.writing);
+    }
+    await Promise.all(pending);
+  }
+
+  return {
+    markDirty(batchId) {
+      if (closed) return;
+      const slot = slotOf(batchId);
+      slot.dirty = true;
+      schedule(batchId, slot);
+    },
+    writeNow,
+    flush,
+    async close() {
+      await flush();
+      closed = true;
+      for (const slot of slots.values()) if (slot.timer) clearTimeout(slot.timer);
+      slots.clear();
+    },
+  };
+}

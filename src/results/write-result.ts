@@ -1,0 +1,128 @@
+/**
+ * Writing a batch's result file (I/O): rows streamed from Redis in chunks into writeTable, which
+ * writes atomically (temp file, then rename) and keeps every cell formula-safe (DESIGN rule 7).
+ *
+ * A 100k-row batch is never held in memory as records: the row keys are put in sheet order first
+ * (reading only their row numbers), then the rows are read and written a chunk at a time.
+ */
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import type { BatchRecord, BatchStore, RowRecord } from "../batches/index.js";
+import { ROW_CHUNK } from "../batches/index.js";
+import type { TableRow } from "../files/index.js";
+import { writeTable } from "../files/index.js";
+import { resultColumns, resultTableRows, statusColumnIndex } from "./result-table.js";
+
+export type ResultFormat = "csv" | "xlsx";
+export const RESULT_FORMATS: readonly ResultFormat[] = ["csv", "xlsx"];
+
+export interface WriteResultOptions {
+  /** Default: the sheet's own format (CSV → CSV, XLSX → XLSX). */
+  format?: ResultFormat | undefined;
+  /** Default: {@link defaultResultPath} under `dataDir`. */
+  outPath?: string | undefined;
+  /** DATA_DIR; needed unless `outPath` is given. */
+  dataDir?: string | undefined;
+}
+
+export interface WrittenResult {
+  path: string;
+  format: ResultFormat;
+  /** Data rows written (valid and invalid rows). */
+  rows: number;
+}
+
+/** The batch asked for is not in Redis. */
+export class UnknownBatchError extends Error {
+  override readonly name = "UnknownBatchError";
+  constructor(readonly batchId: string) {
+    super(`no batch ${batchId} in Redis (run \`payouts status\` to list batches)`);
+  }
+}
+
+/** How many rows size the XLSX columns (the rest of the file is streamed after them). */
+const WIDTH_SAMPLE_ROWS = 200;
+
+/**
+ * `DATA_DIR/outbox/<sheet name without extension>.<batch id>.result.<ext>`: the batch id keeps two
+ * submissions of `payroll.xlsx` apart; the sheet's name lets people find it.
+ */
+export function defaultResultPath(
+  dataDir: string,
+  batch: Pick<BatchRecord, "id" | "sourceName">,
+  format: ResultFormat,
+): string {
+  const stem = path.parse(path.basename(batch.sourceName)).name.replace(/[^\p{L}\p{N}._ -]+/gu, "_");
+  return path.join(dataDir, "outbox", `${stem || "batch"}.${batch.id}.result.${format}`);
+}
+
+/** Writes the batch's result file and returns where, or throws {@link UnknownBatchError}. */
+export async function writeResultFile(
+  store: BatchStore,
+  batchId: string,
+  options: WriteResultOptions = {},
+): Promise<WrittenResult> {
+  const batch = await store.getBatch(batchId);
+  if (!batch) throw new UnknownBatchError(batchId);
+  const format = options.format ?? batch.sheet.format;
+  let target = options.outPath;
+  if (target === undefined) {
+    if (options.dataDir === undefined) throw new Error("writeResultFile needs outPath or dataDir");
+    target = defaultResultPath(options.dataDir, batch, format);
+  }
+  target = path.resolve(target);
+  await mkdir(path.dirname(target), { recursive: true });
+
+  const invalid = await store.invalidRows(batchId);
+  const lines = resultTableRows(batch, rowsInSheetOrder(store, batchId), invalid);
+  // The first lines are read ahead to size the XLSX columns, then written first.
+  const sample: TableRow[] = [];
+  if (format === "xlsx") {
+    for (let next = await lines.next(); !next.done; next = await lines.next()) {
+      sample.push(next.value);
+      if (sample.length >= WIDTH_SAMPLE_ROWS) break;
+    }
+  }
+  const summary = await writeTable(target, {
+    columns: resultColumns(batch),
+    rows: (async function* () {
+      yield* sample;
+      yield* lines;
+    })(),
+    format,
+    sheetName: "Result",
+    statusColumn: statusColumnIndex(batch),
+    widthSample: sample,
+    // Text as `t="inlineStr"`, never exceljs's default `t="str"` (a formula's cached text).
+    inlineStrings: true,
+  });
+  return { path: target, format, rows: summary.rows };
+}
+
+/**
+ * A batch's valid rows in row-number order, read ROW_CHUNK at a time. BatchStore.listRows would load
+ * every row at once, so the order is found from the rows' static records (row numbers only, read in
+ * chunks and dropped), then each chunk of rows is read through the store's public `getRow`.
+ */
+export async function* rowsInSheetOrder(store: BatchStore, batchId: string): AsyncGenerator<RowRecord> {
+  const keys = await store.rowKeys(batchId);
+  const numbered: { rowKey: string; rowNumber: number }[] = [];
+  for (let i = 0; i < keys.length; i += ROW_CHUNK) {
+    const chunk = keys.slice(i, i + ROW_CHUNK);
+    // The layout's documented static hash (redis-layout.ts): row key → JSON with `rowNumber`.
+    const statics = await store.redis.hmget(store.keys.rows(batchId), ...chunk);
+    chunk.forEach((rowKey, j) => {
+      const json = statics[j];
+      if (!json) return;
+      const { rowNumber } = JSON.parse(json) as { rowNumber: number };
+      numbered.push({ rowKey, rowNumber });
+    });
+  }
+  numbered.sort((a, b) => a.rowNumber - b.rowNumber);
+  for (let i = 0; i < numbered.length; i += ROW_CHUNK) {
+    const rows = await Promise.all(
+      numbered.slice(i, i + ROW_CHUNK).map(({ rowKey }) => store.getRow(batchId, rowKey)),
+    );
+    for (const row of rows) if (row) yield row;
+  }
+}
