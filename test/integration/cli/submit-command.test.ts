@@ -49,7 +49,15 @@ async function run(args: string[]) {
 
 describe("payouts submit", () => {
   it("queues nothing and exits 1 when a row is invalid (the default --on-invalid reject)", async () => {
-    const r = await run(["submit", "samples/payouts-mistakes.csv", "--redis-prefix", prefix]);
+    const report = path.join(dataDir, "mistakes.validation.csv");
+    const r = await run([
+      "submit",
+      "samples/payouts-mistakes.csv",
+      "--report",
+      report,
+      "--redis-prefix",
+      prefix,
+    ]);
     expect(r.code).toBe(1);
     expect(r.output.join("\n")).toContain("nothing was queued");
     expect(await redis.keys(`${prefix}:batch:*`)).toEqual([]);
