@@ -5,6 +5,7 @@
  */
 import type { Redis } from "ioredis";
 import type { PayoutInstruction } from "../intake/payout-instruction.js";
+import type { Fee } from "../payouts-api/wire-types.js";
 import { DEFAULT_KEY_PREFIX, type RedisLayout, redisLayout } from "./redis-layout.js";
 import { INIT_ROWS, runScript, START_NEW_ATTEMPT, TRANSITION_ROW } from "./redis-scripts.js";
 import { isRowState, ROW_STATES, type RowState, TERMINAL_ROW_STATES } from "./row-state.js";
@@ -37,6 +38,13 @@ export interface RowFieldChanges {
   paymentStatus?: string | null;
   debitUsd?: number | null;
   fxRate?: number | null;
+  /** The payment's fees (stored as JSON). */
+  fees?: Fee[] | null;
+  /**
+   * The payment's `updatedAt`, normalised with `toISOString()` so that text order is time order. A
+   * change carrying an older value than the row holds is refused whole, as `outdated`.
+   */
+  paymentUpdatedAt?: string | null;
   quote?: StoredFxQuote | null;
   requoteGeneration?: number;
   sentBodyHash?: string | null;
@@ -55,7 +63,7 @@ export interface RowChange {
   note?: string;
 }
 
-export type RowChangeOutcome = "ok" | "missing" | "stale" | "terminal" | "refused";
+export type RowChangeOutcome = "ok" | "missing" | "stale" | "terminal" | "refused" | "outdated";
 
 export interface RowChangeResult {
   outcome: RowChangeOutcome;
@@ -77,7 +85,7 @@ export interface InvalidRowRecord {
   problems: InvalidRowProblem[];
 }
 
-function encodeField(value: string | number | StoredFxQuote | null): string {
+function encodeField(value: string | number | StoredFxQuote | Fee[] | null): string {
   if (value === null) return "";
   if (typeof value === "object") return JSON.stringify(value);
   return String(value);
@@ -109,6 +117,7 @@ function batchFromHash(hash: Record<string, string>): BatchRecord | undefined {
     enqueueComplete: hash.enqueueComplete === "1",
     archivePath: hash.archivePath || undefined,
     sheet: parseSheetLayout(hash.sheet),
+    ...(hash.finishedAt ? { finishedAt: hash.finishedAt } : {}),
   };
 }
 
@@ -156,7 +165,28 @@ export class BatchStore {
       })
       .zadd(this.keys.batches, Date.parse(batch.createdAt) || Date.now(), batch.id)
       .sadd(this.keys.incomplete, batch.id)
+      .sadd(this.keys.unfinished, batch.id)
       .exec();
+  }
+
+  /** Batches not yet marked finished (what the reconcile sweep looks at). */
+  async unfinishedBatchIds(): Promise<string[]> {
+    return this.redis.smembers(this.keys.unfinished);
+  }
+
+  /**
+   * Marks a batch finished (every valid row terminal). Returns true only for the call that set it, so
+   * whoever reacts to "finished" (the final result file) does so once.
+   */
+  async markBatchFinished(batchId: string, at: string = this.now().toISOString()): Promise<boolean> {
+    const results = await this.redis
+      .multi()
+      .hsetnx(this.keys.batch(batchId), "finishedAt", at)
+      .srem(this.keys.unfinished, batchId)
+      .exec();
+    const [err, set] = results?.[0] ?? [null, 0];
+    if (err) throw err;
+    return set === 1;
   }
 
   async getBatch(batchId: string): Promise<BatchRecord | undefined> {
@@ -328,6 +358,8 @@ export class BatchStore {
       paymentStatus: h.paymentStatus || undefined,
       debitUsd: optionalNumber(h.debitUsd),
       fxRate: optionalNumber(h.fxRate),
+      ...(h.fees ? { fees: JSON.parse(h.fees) as Fee[] } : {}),
+      ...(h.paymentUpdatedAt ? { paymentUpdatedAt: h.paymentUpdatedAt } : {}),
       quote: h.quote ? (JSON.parse(h.quote) as StoredFxQuote) : undefined,
       sentBodyHash: h.sentBodyHash || undefined,
       sentGeneration: optionalNumber(h.sentGeneration),
@@ -348,7 +380,7 @@ export class BatchStore {
     ];
     for (const [field, value] of Object.entries(change.fields ?? {})) {
       if (value === undefined) continue;
-      args.push(field, encodeField(value as string | number | StoredFxQuote | null));
+      args.push(field, encodeField(value as string | number | StoredFxQuote | Fee[] | null));
     }
     const result = (await runScript(
       this.redis,

@@ -5,6 +5,7 @@
  *   <p>:batch:<id>                  hash   the batch record
  *   <p>:batches                     zset   batch ids by creation time (ms)
  *   <p>:batches:incomplete          set    batches whose rows or enqueue are not finished
+ *   <p>:batches:unfinished          set    batches not every row of which is terminal yet (the sweep's list)
  *   <p>:file-sha256:<hex>           string batch id of a file's content (DUPLICATE_FILE)
  *   <p>:batch:<id>:rows             hash   row key → JSON {rowNumber, instruction, source} (written once)
  *   <p>:batch:<id>:invalid          hash   row number → JSON {source, problems}
@@ -25,6 +26,7 @@ export function redisLayout(prefix: string = DEFAULT_KEY_PREFIX) {
     batch,
     batches: `${prefix}:batches`,
     incomplete: `${prefix}:batches:incomplete`,
+    unfinished: `${prefix}:batches:unfinished`,
     fileIndex: (sha256: string) => `${prefix}:file-sha256:${sha256}`,
     rows: (id: string) => `${batch(id)}:rows`,
     invalid: (id: string) => `${batch(id)}:invalid`,

@@ -57,7 +57,8 @@ return created
  * Changes a row: optionally its state (forward only), and fields. An empty field value deletes it.
  * KEYS: row, counts, totals. ARGV: expected attempt ('' = any), target state ('' = keep), now,
  * note (JSON string or 'null'), then field/value pairs.
- * Returns {outcome, state before, attempt}: outcome is ok | missing | stale | terminal | refused.
+ * Returns {outcome, state before, attempt}: outcome is ok | missing | stale | terminal | refused |
+ * outdated (the `paymentUpdatedAt` field, when given, is older than the stored one).
  */
 export const TRANSITION_ROW = script(
   "transitionRow",
@@ -68,6 +69,13 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing', '', ''} end
 local cur = redis.call('HGET', KEYS[1], 'state')
 local att = redis.call('HGET', KEYS[1], 'attempt')
 if ARGV[1] ~= '' and ARGV[1] ~= att then return {'stale', cur, att} end
+-- A payment snapshot older than the one already applied changes nothing (ISO times compare as text).
+for i = 5, #ARGV, 2 do
+  if ARGV[i] == 'paymentUpdatedAt' and ARGV[i + 1] ~= '' then
+    local seen = redis.call('HGET', KEYS[1], 'paymentUpdatedAt')
+    if seen and ARGV[i + 1] < seen then return {'outdated', cur, att} end
+  end
+end
 local to = ARGV[2]
 local now = ARGV[3]
 local note = ARGV[4]
@@ -124,7 +132,7 @@ if retryable[cur] ~= true then return {'refused', cur, att} end
 local next = tostring(tonumber(att) + 1)
 local now = ARGV[2]
 redis.call('HDEL', KEYS[1], 'paymentId', 'paymentStatus', 'debitUsd', 'fxRate', 'quote', 'sentBodyHash',
-  'sentGeneration', 'errorCode', 'errorMessage')
+  'sentGeneration', 'errorCode', 'errorMessage', 'fees', 'paymentUpdatedAt')
 redis.call('HSET', KEYS[1], 'state', 'queued', 'attempt', next, 'requoteGeneration', '0', 'updatedAt', now)
 local currency = redis.call('HGET', KEYS[1], 'currency')
 local amount = tonumber(redis.call('HGET', KEYS[1], 'amount'))

@@ -5,6 +5,7 @@
  * used only after the service refused a body for good and a look-up showed no payment exists.
  */
 import type { PayoutInstruction } from "../intake/payout-instruction.js";
+import type { Fee } from "../payouts-api/wire-types.js";
 import type { RowState } from "./row-state.js";
 
 export interface BatchRecord {
@@ -30,6 +31,8 @@ export interface BatchRecord {
   archivePath: string | undefined;
   /** The sheet as submitted: its columns in order and format, for a result file in the same shape. */
   sheet: SheetLayout;
+  /** ISO time every valid row was first seen terminal (set once, by the reconcile sweep or worker). */
+  finishedAt?: string | undefined;
 }
 
 /** What a result file needs to look like the sheet it answers. */
@@ -102,6 +105,10 @@ export interface RowRecord {
   /** USD minor units debited before fees (FX payments), as the service reported it. */
   debitUsd: number | undefined;
   fxRate: number | undefined;
+  /** The payment's fees as the service last reported them (set by reconciliation). */
+  fees?: Fee[] | undefined;
+  /** The payment's `updatedAt` last applied (normalised ISO): an older snapshot never overwrites it. */
+  paymentUpdatedAt?: string | undefined;
   quote: StoredFxQuote | undefined;
   /** sha256 of the body last (possibly) sent, and the generation (key) it was sent under. */
   sentBodyHash: string | undefined;

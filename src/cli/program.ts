@@ -7,9 +7,11 @@ import { ConfigError } from "../config/index.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerResult } from "./commands/result.js";
 import { registerSandbox } from "./commands/sandbox.js";
+import { registerServe } from "./commands/serve.js";
 import { registerSubmit } from "./commands/submit.js";
 import { registerTemplate } from "./commands/template.js";
 import { registerValidate } from "./commands/validate.js";
+import { registerWebhook } from "./commands/webhook.js";
 import { registerPipelineCommands } from "./commands/worker.js";
 import { CliError, EXIT } from "./exit-codes.js";
 
@@ -26,6 +28,8 @@ export function buildProgram(): Command {
   registerSubmit(program);
   registerPipelineCommands(program);
   registerResult(program);
+  registerServe(program);
+  registerWebhook(program);
   return program;
 }
 

@@ -7,6 +7,8 @@ import type { Command } from "commander";
 import { loadConfig, requireApi } from "../../config/index.js";
 import { createLogger } from "../../logging/index.js";
 import { createWorkerClient, DEFAULT_SHUTDOWN_GRACE_MS, startPaymentService } from "../../pipeline/index.js";
+import { startReconcileService } from "../../reconcile/index.js";
+import { createResultOutbox } from "../../results/index.js";
 import { parsePositiveInt } from "../options.js";
 import { untilShutdownSignal } from "../signals.js";
 import { registerRecover } from "./recover.js";
@@ -57,13 +59,31 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
     ...(opts.lockMs !== undefined ? { lockDurationMs: opts.lockMs, stalledIntervalMs: opts.lockMs } : {}),
     logger,
   });
+  // Result files in DATA_DIR/outbox follow every row change: the payment jobs' (submitted, rejected,
+  // error) and reconciliation's (in-progress, completed, failed), debounced per batch.
+  const outbox = createResultOutbox({ store: service.pipeline.store, dataDir: config.dataDir });
+  const touched = (job: { data: { batchId: string } } | undefined) => {
+    if (job) outbox.markDirty(job.data.batchId);
+  };
+  service.worker.on("completed", touched);
+  service.worker.on("failed", touched);
+  // Webhook-driven and swept reconciliation runs beside the payments (its own queue and client).
+  const reconcile = await startReconcileService({
+    redisUrl: config.redisUrl,
+    prefix: opts.redisPrefix,
+    client: createWorkerClient({ ...api, timeoutMs: config.apiTimeoutMs }),
+    onRowsChanged: (batchId) => outbox.markDirty(batchId),
+    onBatchFinished: (batchId) => outbox.writeNow(batchId),
+    logger,
+  });
   if (service.resumed.length > 0) {
     logger.info({ batches: service.resumed }, "finished interrupted submissions");
   }
   logger.info({ concurrency, prefix: opts.redisPrefix }, "payment worker ready");
   const signal = await untilShutdownSignal();
   logger.info({ signal }, "stopping: no new jobs; waiting for in-flight payments");
-  await service.stop(opts.shutdownGraceMs);
+  await Promise.all([service.stop(opts.shutdownGraceMs), reconcile.stop(opts.shutdownGraceMs)]);
+  await outbox.close();
   logger.info("payment worker stopped");
   process.exitCode = 0;
 }

@@ -94,6 +94,23 @@ describe("payouts submit", () => {
       expect(await worker.exited).toBe(0);
     }
 
+    // `payouts serve` hands out the batch's result file: every row, with its payment.
+    const server = spawnCli(["serve", "--port", "0", "--redis-prefix", prefix], env);
+    try {
+      const line = await server.waitFor(/listening on http:\/\/127\.0\.0\.1:\d+/);
+      const base = /(http:\/\/127\.0\.0\.1:\d+)/.exec(line)![1];
+      const res = await fetch(`${base}/batches/${batchId}/result.csv`);
+      expect(res.status).toBe(200);
+      const lines = (await res.text()).trim().split(/\r?\n/);
+      expect(lines).toHaveLength(24);
+      expect(lines[0]).toMatch(/^\uFEFF?reference,from_account,.*,status,payment_id,/);
+      expect(lines.slice(1).every((l) => /,pay_[0-9a-f]+,/.test(l))).toBe(true);
+      expect((await fetch(`${base}/batches/b20000101T000000-00000000/result.csv`)).status).toBe(404);
+    } finally {
+      server.child.kill("SIGTERM");
+      expect(await server.exited).toBe(0);
+    }
+
     // Recovering from the archived sheet of a batch that is intact adopts every payment and pays nothing.
     const recovered = await run([
       "recover",

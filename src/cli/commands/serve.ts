@@ -1,0 +1,86 @@
+/**
+ * `payouts serve`: the HTTP server (webhook receiver, `/healthz`, `/metrics`, result downloads) until
+ * SIGINT/SIGTERM; then it stops accepting, lets requests in flight finish, closes its connections
+ * and exits 0. Reconcile jobs it queues are run by `payouts worker`.
+ */
+import type { Command } from "commander";
+import { BatchStore } from "../../batches/index.js";
+import { ConfigError, loadConfig, requireApi } from "../../config/index.js";
+import { createLogger } from "../../logging/index.js";
+import { createPayoutsClient } from "../../payouts-api/index.js";
+import { connectRedis } from "../../pipeline/index.js";
+import { createResultFiles } from "../../results/index.js";
+import { type ResultFileSource, startServer, WEBHOOK_PATH } from "../../server/index.js";
+import { parsePort } from "../options.js";
+import { untilShutdownSignal } from "../signals.js";
+
+export interface ServeCommandOptions {
+  port?: number;
+  host: string;
+  redisPrefix: string;
+  shutdownGraceMs?: number;
+}
+
+/** How long requests in flight may take to finish on shutdown. */
+const SHUTDOWN_GRACE_MS = 5_000;
+
+export function registerServe(program: Command, deps: { resultFile?: ResultFileSource } = {}): void {
+  program
+    .command("serve")
+    .description("Run the HTTP server: webhook receiver, health, metrics and result downloads")
+    .option("--port <n>", "port to listen on (default HTTP_PORT; 0 picks a free one)", parsePort)
+    .option("--host <address>", "address to listen on", "127.0.0.1")
+    .option("--redis-prefix <prefix>", "key prefix of the pipeline's data in Redis", "payouts")
+    .action(async (opts: ServeCommandOptions) => {
+      await runServe(opts, deps);
+    });
+}
+
+export async function runServe(
+  opts: ServeCommandOptions,
+  deps: { resultFile?: ResultFileSource } = {},
+): Promise<void> {
+  const config = loadConfig();
+  const api = requireApi(config);
+  if (!config.webhookSecret) throw new ConfigError("PAYOUTS_WEBHOOK_SECRET (or PAYOUTS_API_KEY) must be set");
+  const logger = createLogger({ level: config.logLevel, name: "server" });
+  // The health check wants a quick yes or no, not the client's retries.
+  const client = createPayoutsClient({
+    baseUrl: api.apiUrl,
+    apiKey: api.apiKey,
+    entityId: api.entityId,
+    timeoutMs: 2_000,
+    retry: { maxAttempts: 1 },
+  });
+  // Result downloads read the batch store; a file younger than a couple of seconds is served as is.
+  const storeConnection = connectRedis(config.redisUrl);
+  const files = createResultFiles({
+    store: new BatchStore(storeConnection, { prefix: opts.redisPrefix }),
+    dataDir: config.dataDir,
+  });
+  const resultFile: ResultFileSource =
+    deps.resultFile ??
+    (async (batchId, format) => {
+      const file = await files.resultFile(batchId, format);
+      return file === undefined ? undefined : { path: file };
+    });
+  const server = await startServer({
+    redisUrl: config.redisUrl,
+    prefix: opts.redisPrefix,
+    webhookSecret: config.webhookSecret,
+    client,
+    port: opts.port ?? config.httpPort,
+    host: opts.host,
+    resultFile,
+    logger,
+  });
+  logger.info({ url: server.url, webhook: `${server.url}${WEBHOOK_PATH}` }, "server listening");
+  process.stdout.write(`listening on ${server.url} (webhooks at ${server.url}${WEBHOOK_PATH})\n`);
+  const signal = await untilShutdownSignal();
+  logger.info({ signal }, "stopping: no new connections; finishing requests in flight");
+  await server.close(opts.shutdownGraceMs ?? SHUTDOWN_GRACE_MS);
+  await client.close();
+  storeConnection.disconnect();
+  logger.info("server stopped");
+  process.exitCode = 0;
+}

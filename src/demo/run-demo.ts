@@ -1,0 +1,245 @@
+/**
+ * `payouts demo`: the whole job on embedded defaults, in one process.
+ *
+ *   sandbox (unless PAYOUTS_API_URL) ─ Redis (REDIS_URL, else a private redis-server) ─ payment worker
+ *   ─ reconcile worker + sweep ─ HTTP server with the webhook receiver ─ submit the sample sheet ─
+ *   progress until every row is final ─ result file in DATA_DIR/outbox ─ summary.
+ *
+ * It exits 0 when every row reached the state the sheet intends: against the sandbox that is the
+ * outcome its trigger values give (an amount ending in .13 fails by design); against a real service,
+ * any final payment state (completed, failed, canceled).
+ */
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { packageFile } from "../assets/index.js";
+import { type BatchProgress, type RowRecord, TERMINAL_ROW_STATES } from "../batches/index.js";
+import type { AppConfig } from "../config/index.js";
+import { createLogger } from "../logging/index.js";
+import { formatMinor } from "../money/index.js";
+import type { PayoutsClient } from "../payouts-api/index.js";
+import { createWorkerClient, startPaymentService } from "../pipeline/index.js";
+import { startReconcileService } from "../reconcile/index.js";
+import {
+  createResultFiles,
+  createResultOutbox,
+  rowsInSheetOrder,
+  writeResultFile,
+} from "../results/index.js";
+import { outcomeForAmount, type RunningSandbox, startSandbox } from "../sandbox/index.js";
+import { startServer, WEBHOOK_PATH } from "../server/index.js";
+import { submitSheet } from "../submission/index.js";
+import { CONSUMED_EVENTS } from "../webhooks/index.js";
+import { type PrivateRedis, startPrivateRedis } from "./private-redis.js";
+
+export interface DemoOptions {
+  config: AppConfig;
+  /** True when REDIS_URL was set explicitly (else a private redis-server is started). */
+  redisUrlGiven: boolean;
+  sheetPath?: string;
+  /** How long to wait for every row to be final. Default 120 s. */
+  timeoutMs?: number;
+  say: (line: string) => void;
+  /** Live progress line (a terminal overwrites it); defaults to `say` every few seconds. */
+  progress?: (p: BatchProgress) => void;
+}
+
+export type DemoResult =
+  | { ok: true; batchId: string; resultPath: string }
+  | { ok: false; reason: string; batchId?: string; resultPath?: string };
+
+/** The demo's sandbox settles payments within a few seconds so the sample finishes quickly. */
+const DEMO_CLOCK = { toInProgressMs: 400, toFinalMs: 800 };
+
+export async function runDemo(options: DemoOptions): Promise<DemoResult> {
+  const { config, say } = options;
+  const logger = createLogger({ level: config.logLevel === "info" ? "warn" : config.logLevel, name: "demo" });
+  const cleanups: Array<() => Promise<unknown>> = [];
+  const cleanup = async () => {
+    for (const fn of cleanups.reverse()) await fn().catch(() => {});
+  };
+  try {
+    // 1. The service: the embedded sandbox unless PAYOUTS_API_URL points elsewhere.
+    let sandbox: RunningSandbox | undefined;
+    let api: { apiUrl: string; apiKey: string; entityId: string };
+    if (config.apiUrl) {
+      if (!config.apiKey) return { ok: false, reason: "PAYOUTS_API_URL is set but PAYOUTS_API_KEY is not" };
+      api = { apiUrl: config.apiUrl, apiKey: config.apiKey, entityId: config.entityId };
+    } else {
+      sandbox = await startSandbox({ clock: DEMO_CLOCK, logger });
+      cleanups.push(() => sandbox!.close());
+      api = { apiUrl: sandbox.url, apiKey: sandbox.apiKey, entityId: config.entityId };
+      say(`SANDBOX started at ${sandbox.url} (a simulated Partner Payouts Service; no real money moves)`);
+    }
+
+    // 2. Redis: REDIS_URL, else a private redis-server that lives as long as the demo.
+    let redisUrl = config.redisUrl;
+    if (!options.redisUrlGiven) {
+      const redis: PrivateRedis = await startPrivateRedis();
+      cleanups.push(() => redis.stop());
+      redisUrl = redis.url;
+      say(`Redis: a private redis-server at ${redis.url} (set REDIS_URL to use your own)`);
+    } else {
+      say(`Redis: ${redisUrl.replace(/\/\/[^@/]*@/, "//***@")}`);
+    }
+
+    // 3. Workers, outbox and server, all in this process.
+    const client = (): PayoutsClient => createWorkerClient({ ...api, timeoutMs: config.apiTimeoutMs });
+    const payments = await startPaymentService({
+      redisUrl,
+      client: client(),
+      concurrency: config.workerConcurrency,
+      rateLimitPerSecond: config.rateLimitPerSecond,
+      logger,
+    });
+    cleanups.push(() => payments.stop(5_000));
+    const store = payments.pipeline.store;
+    const files = createResultFiles({ store, dataDir: config.dataDir });
+    const outbox = createResultOutbox({ store, dataDir: config.dataDir, files, debounceMs: 1_000 });
+    cleanups.push(() => outbox.close());
+    const reconcile = await startReconcileService({
+      redisUrl,
+      client: client(),
+      // Webhooks do most of the work; the sweep catches what they miss (against a real service the
+      // demo registers no webhook, so the sweep does it all).
+      sweepEveryMs: sandbox ? 5_000 : 2_000,
+      staleAfterMs: sandbox ? 5_000 : 1_000,
+      onRowsChanged: (batchId) => outbox.markDirty(batchId),
+      onBatchFinished: (batchId) => outbox.writeNow(batchId),
+      logger,
+    });
+    cleanups.push(() => reconcile.stop(5_000));
+    const healthClient = client();
+    cleanups.push(() => healthClient.close());
+    const server = await startServer({
+      redisUrl,
+      webhookSecret: config.webhookSecret ?? api.apiKey,
+      client: healthClient,
+      port: 0,
+      resultFile: async (batchId, format) => {
+        const file = await files.resultFile(batchId, format);
+        return file === undefined ? undefined : { path: file };
+      },
+      logger,
+    });
+    cleanups.push(() => server.close());
+    if (sandbox) {
+      await healthClient.webhook.update({
+        url: `http://127.0.0.1:${server.port}${WEBHOOK_PATH}`,
+        events: [...CONSUMED_EVENTS],
+        isActive: true,
+      });
+      say(`webhooks: the sandbox delivers to http://127.0.0.1:${server.port}${WEBHOOK_PATH}`);
+    }
+
+    // 4. Submit the sheet (the same step as `payouts submit`).
+    const sheetPath = path.resolve(options.sheetPath ?? packageFile("samples/payouts-valid.csv"));
+    const outcome = await submitSheet({
+      sheetPath,
+      api: healthClient,
+      pipeline: { redisUrl },
+      dataDir: config.dataDir,
+      entityId: config.entityId,
+      onInvalid: "reject",
+      // The demo may run many times against one Redis: each run is its own batch.
+      allowDuplicateFile: true,
+    });
+    if (outcome.kind !== "submitted") {
+      const where = outcome.reportPath ? `; see ${outcome.reportPath}` : "";
+      return { ok: false, reason: `the sheet was not submitted (${outcome.kind})${where}` };
+    }
+    const batchId = outcome.batchId;
+    say(`submitted ${path.basename(sheetPath)} as batch ${batchId}: ${outcome.summary.validRows} rows`);
+
+    // 5. Wait until every row is final.
+    const deadline = Date.now() + (options.timeoutMs ?? 120_000);
+    let progress = await store.progress(batchId);
+    let lastLine = "";
+    while (progress && progress.done < progress.batch.rowCount && Date.now() < deadline) {
+      if (options.progress) options.progress(progress);
+      else {
+        const line = progressLine(progress);
+        if (line !== lastLine) say(line);
+        lastLine = line;
+      }
+      await sleep(500);
+      progress = await store.progress(batchId);
+    }
+    if (!progress) return { ok: false, reason: `batch ${batchId} vanished from Redis`, batchId };
+    if (options.progress) options.progress(progress);
+    say(progressLine(progress));
+
+    // 6. The result file and the summary.
+    await outbox.flush();
+    const written = await writeResultFile(store, batchId, { dataDir: config.dataDir });
+    const rows: RowRecord[] = [];
+    for await (const row of rowsInSheetOrder(store, batchId)) rows.push(row);
+    for (const line of summaryLines(progress, rows)) say(line);
+    say(`result file: ${written.path}`);
+    if (progress.done < progress.batch.rowCount) {
+      return {
+        ok: false,
+        reason: `${progress.batch.rowCount - progress.done} row(s) were not final after ${Math.round((options.timeoutMs ?? 120_000) / 1000)} s`,
+        batchId,
+        resultPath: written.path,
+      };
+    }
+    const unexpected = rows.filter((r) => !asIntended(r, sandbox !== undefined));
+    if (unexpected.length > 0) {
+      for (const r of unexpected) {
+        say(
+          `  row ${r.rowNumber} (${r.rowKey}) ended ${r.state}${r.errorCode ? ` ${r.errorCode}: ${r.errorMessage}` : ""}`,
+        );
+      }
+      return {
+        ok: false,
+        reason: `${unexpected.length} row(s) did not end as intended`,
+        batchId,
+        resultPath: written.path,
+      };
+    }
+    return { ok: true, batchId, resultPath: written.path };
+  } finally {
+    await cleanup();
+  }
+}
+
+/** The state a row should end in: the sandbox's trigger values decide; a real service, any payment end. */
+function asIntended(row: RowRecord, sandbox: boolean): boolean {
+  if (!sandbox) return row.state === "completed" || row.state === "failed" || row.state === "canceled";
+  const outcome = outcomeForAmount(row.instruction.amount);
+  return row.state === (outcome === "fail" ? "failed" : "completed");
+}
+
+export function progressLine(p: BatchProgress): string {
+  const parts = Object.entries(p.counts)
+    .filter(([, n]) => n > 0)
+    .map(([state, n]) => `${state} ${n}`);
+  return `progress: ${p.done}/${p.batch.rowCount} final (${parts.join(", ")})`;
+}
+
+function summaryLines(p: BatchProgress, rows: readonly RowRecord[]): string[] {
+  const lines = ["summary:"];
+  const byStatus = new Map<string, Map<string, { rows: number; amount: number }>>();
+  for (const r of rows) {
+    const perCurrency = byStatus.get(r.state) ?? new Map();
+    byStatus.set(r.state, perCurrency);
+    const t = perCurrency.get(r.instruction.currency) ?? { rows: 0, amount: 0 };
+    t.rows++;
+    t.amount += r.instruction.amount;
+    perCurrency.set(r.instruction.currency, t);
+  }
+  for (const state of [...byStatus.keys()].sort()) {
+    const perCurrency = byStatus.get(state)!;
+    const count = [...perCurrency.values()].reduce((n, t) => n + t.rows, 0);
+    const money = [...perCurrency.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([currency, t]) => `${currency} ${formatMinor(t.amount, currency)}`)
+      .join(", ");
+    lines.push(`  ${state.padEnd(11)} ${String(count).padStart(5)} row(s)  ${money}`);
+  }
+  if (p.batch.invalidCount > 0)
+    lines.push(`  invalid     ${String(p.batch.invalidCount).padStart(5)} row(s)`);
+  const final = TERMINAL_ROW_STATES.reduce((n, s) => n + (p.counts[s] ?? 0), 0);
+  lines.push(`  ${final} of ${p.batch.rowCount} rows final`);
+  return lines;
+}

@@ -1,0 +1,167 @@
+/**
+ * What a reconcile job does, independent of BullMQ: fetch the payment, find its row from the
+ * payment's own metadata (the ledger names its batch, row and attempt: DESIGN rule 3), and move the
+ * row forward. Every step is safe to repeat and to run in any order:
+ *
+ *   - states only move forward (the row's Lua script refuses anything else);
+ *   - a snapshot whose `updatedAt` is older than the one the row holds changes nothing (`outdated`);
+ *   - a payment of another attempt of the row (an operator retry started since) changes nothing;
+ *   - a row that has no payment yet (the worker has not recorded its create response) adopts it.
+ */
+import {
+  type BatchStore,
+  isTerminalRowState,
+  type RowChangeOutcome,
+  type RowRecord,
+  rowStateForPayment,
+} from "../batches/index.js";
+import { PayoutsApiNotFoundError, type PayoutsClient } from "../payouts-api/index.js";
+import { METADATA_VALUE_MAX, type Payment } from "../payouts-api/wire-types.js";
+import { rowMetadataValue } from "../row-identity/index.js";
+
+export interface ReconcileLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface ReconcileHooks {
+  /** Called (not awaited) after any row change this module makes, e.g. to rewrite the result file. */
+  onRowsChanged?: (batchId: string) => void | Promise<void>;
+  /** Called once per batch, when every valid row is terminal and the batch was marked finished. */
+  onBatchFinished?: (batchId: string) => void | Promise<void>;
+}
+
+export interface ReconcileProcessorOptions extends ReconcileHooks {
+  store: BatchStore;
+  client: PayoutsClient;
+  logger?: ReconcileLogger;
+  now?: () => number;
+}
+
+export type ReconcileResult =
+  /** The row changed. */
+  | { outcome: "updated"; batchId: string; rowKey: string; state: string }
+  /** The row already shows this snapshot, or a newer one, or a later state. */
+  | { outcome: "unchanged"; batchId: string; rowKey: string; reason: RowChangeOutcome | "same" }
+  /** The payment names no batch of ours (made outside this tool). */
+  | { outcome: "not-ours"; paymentId: string }
+  /** The payment names a batch or row this Redis does not hold (lost state: `payouts recover`). */
+  | { outcome: "unknown-row"; paymentId: string; batchId: string }
+  /** The row is on another attempt, or holds another payment: this one is not its payment any more. */
+  | { outcome: "other-payment"; paymentId: string; batchId: string; rowKey: string }
+  /** The service does not know the payment. */
+  | { outcome: "not-found"; paymentId: string };
+
+const FAILURE_CODES: Partial<Record<Payment["status"], { code: string; message: string }>> = {
+  failed: { code: "PAYMENT_FAILED", message: "the Payouts Service reports the payment failed" },
+  canceled: { code: "PAYMENT_CANCELED", message: "the payment was canceled on the Payouts Service" },
+};
+
+/** ISO text in one format, so the Lua script can compare times as strings. */
+function normalisedIso(iso: string): string {
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? iso : new Date(ms).toISOString();
+}
+
+export function createReconcileProcessor(options: ReconcileProcessorOptions) {
+  const { store, client, logger } = options;
+
+  function notify(hook: ((batchId: string) => void | Promise<void>) | undefined, batchId: string): void {
+    if (!hook) return;
+    Promise.resolve()
+      .then(() => hook(batchId))
+      .catch((err: unknown) => {
+        logger?.error({ batchId, err: (err as Error).message }, "reconcile hook failed");
+      });
+  }
+
+  /** The row a payment's `payouts_row` names: the row key itself, or (when it was shortened) a scan. */
+  async function findRow(batchId: string, rowValue: string): Promise<RowRecord | undefined> {
+    const direct = await store.getRow(batchId, rowValue);
+    if (direct) return direct;
+    if (rowValue.length < METADATA_VALUE_MAX) return undefined;
+    const rows = await store.listRows(batchId);
+    return rows.find((r) => rowMetadataValue(r.rowKey) === rowValue);
+  }
+
+  /**
+   * Marks the batch finished once every valid row is terminal (and the submission is complete).
+   * Returns true when this call marked it.
+   */
+  async function finishIfDone(batchId: string): Promise<boolean> {
+    const progress = await store.progress(batchId);
+    if (!progress || progress.batch.finishedAt) return false;
+    const { batch } = progress;
+    if (!batch.rowsRecorded || !batch.enqueueComplete || progress.done < batch.rowCount) return false;
+    if (!(await store.markBatchFinished(batchId))) return false;
+    logger?.info({ batchId, rows: batch.rowCount }, "batch finished: every row is final");
+    notify(options.onRowsChanged, batchId);
+    notify(options.onBatchFinished, batchId);
+    return true;
+  }
+
+  /** Applies one payment snapshot to its row. */
+  async function applyPayment(payment: Payment): Promise<ReconcileResult> {
+    const batchId = payment.metadata?.payouts_batch;
+    const rowValue = payment.metadata?.payouts_row;
+    const attempt = Number(payment.metadata?.payouts_attempt);
+    if (!batchId || !rowValue || !Number.isInteger(attempt) || attempt < 1) {
+      return { outcome: "not-ours", paymentId: payment.id };
+    }
+    const row = await findRow(batchId, rowValue);
+    if (!row) {
+      logger?.warn(
+        { paymentId: payment.id, batchId },
+        "a payment names a row this Redis does not hold; `payouts recover` rebuilds lost batches",
+      );
+      return { outcome: "unknown-row", paymentId: payment.id, batchId };
+    }
+    if (row.attempt !== attempt || (row.paymentId !== undefined && row.paymentId !== payment.id)) {
+      return { outcome: "other-payment", paymentId: payment.id, batchId, rowKey: row.rowKey };
+    }
+    const target = rowStateForPayment(payment.status);
+    const updatedAt = normalisedIso(payment.updatedAt);
+    if (row.paymentId === payment.id && row.state === target && row.paymentUpdatedAt === updatedAt) {
+      return { outcome: "unchanged", batchId, rowKey: row.rowKey, reason: "same" };
+    }
+    const failure = FAILURE_CODES[payment.status];
+    const result = await store.changeRow(batchId, row.rowKey, {
+      expectedAttempt: attempt,
+      to: target,
+      fields: {
+        paymentId: payment.id,
+        paymentStatus: payment.status,
+        debitUsd: payment.fx?.debitAmount ?? null,
+        fxRate: payment.fx?.usdToForeignRate ?? null,
+        fees: payment.fees,
+        paymentUpdatedAt: updatedAt,
+        errorCode: failure?.code ?? null,
+        errorMessage: failure?.message ?? null,
+      },
+      ...(row.state !== target ? { note: `reconciled: payment ${payment.status}` } : {}),
+    });
+    if (result.outcome !== "ok") {
+      return { outcome: "unchanged", batchId, rowKey: row.rowKey, reason: result.outcome };
+    }
+    notify(options.onRowsChanged, batchId);
+    if (isTerminalRowState(target)) await finishIfDone(batchId);
+    return { outcome: "updated", batchId, rowKey: row.rowKey, state: target };
+  }
+
+  /** Fetches the payment's current state and applies it. API faults are thrown (the job retries). */
+  async function reconcilePayment(paymentId: string): Promise<ReconcileResult> {
+    let payment: Payment;
+    try {
+      payment = await client.payments.get(paymentId);
+    } catch (err) {
+      if (err instanceof PayoutsApiNotFoundError) return { outcome: "not-found", paymentId };
+      throw err;
+    }
+    return applyPayment(payment);
+  }
+
+  return { reconcilePayment, applyPayment, finishIfDone };
+}
+
+export type ReconcileProcessor = ReturnType<typeof createReconcileProcessor>;

@@ -1,0 +1,66 @@
+/**
+ * `payouts demo` as a new user runs it: the built binary, no settings but a temporary DATA_DIR, so it
+ * starts its own sandbox and its own redis-server, and must leave a correct result file.
+ */
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import Papa from "papaparse";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawnCli } from "../pipeline/processes.js";
+
+let dataDir: string;
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), "payouts-demo-"));
+});
+afterAll(async () => {
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe("payouts demo", () => {
+  it("runs the sample sheet to completion on embedded defaults and writes the result file", async () => {
+    const env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: "warn", REDIS_URL: "" };
+    const demo = spawnCli(["demo"], env);
+    const code = await demo.exited;
+    const output = demo.output.join("\n");
+    expect(code, output).toBe(0);
+    expect(output).toContain("SANDBOX");
+    expect(output).toContain("private redis-server");
+    expect(output).toMatch(/23 of 23 rows final/);
+
+    const outbox = await readdir(path.join(dataDir, "outbox"));
+    const resultName = outbox.find((f) => f.endsWith(".result.csv"));
+    expect(resultName, outbox.join(", ")).toBeDefined();
+    expect(output).toContain(path.join(dataDir, "outbox", resultName!));
+
+    const text = (await readFile(path.join(dataDir, "outbox", resultName!), "utf8")).replace(/^\uFEFF/, "");
+    const parsed = Papa.parse<Record<string, string>>(text, { header: true, skipEmptyLines: true });
+    expect(parsed.errors).toEqual([]);
+    const rows = parsed.data;
+    expect(rows).toHaveLength(23);
+    // Every original column first, in order, then the result columns.
+    expect(parsed.meta.fields?.slice(0, 4)).toEqual(["reference", "from_account", "to_account", "amount"]);
+    expect(parsed.meta.fields?.slice(-10)).toEqual([
+      "status",
+      "payment_id",
+      "payment_status",
+      "debit_usd",
+      "fx_rate",
+      "error_code",
+      "error_message",
+      "attempt",
+      "idempotency_key",
+      "updated_at",
+    ]);
+    // The sample's one row meant to fail (an amount ending in .13) failed; every other one completed.
+    const byRef = new Map(rows.map((r) => [r.reference, r]));
+    expect(byRef.get("PAY-2404-022")?.status).toBe("failed");
+    expect(rows.filter((r) => r.status === "completed")).toHaveLength(22);
+    for (const r of rows) expect(r.payment_id).toMatch(/^pay_/);
+    // FX rows carry the USD debit and the rate; USD rows do not.
+    const eur = byRef.get("PAY-2404-011");
+    expect(Number(eur?.debit_usd)).toBeGreaterThan(0);
+    expect(Number(eur?.fx_rate)).toBeGreaterThan(0);
+    expect(byRef.get("PAY-2404-001")?.debit_usd).toBe("");
+  }, 120_000);
+});

@@ -1,0 +1,227 @@
+/**
+ * The webhook receiver of `payouts serve` over real HTTP, with a real Redis and the sandbox (for the
+ * health check). No reconcile worker runs here, so the jobs a delivery queued stay visible.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
+import { connectRedis } from "../../../src/pipeline/index.js";
+import { createReconcileQueue, type ReconcileJobData } from "../../../src/reconcile/index.js";
+import { type RunningSandbox, signWebhookBody, startSandbox } from "../../../src/sandbox/index.js";
+import { type RunningServer, startServer, WEBHOOK_PATH } from "../../../src/server/index.js";
+import { deleteKeys, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
+
+let sandbox: RunningSandbox;
+let client: PayoutsClient;
+let server: RunningServer;
+let redis: Redis;
+let queue: Queue<ReconcileJobData>;
+let dir: string;
+const prefix = uniquePrefix("webhook-receiver");
+const SECRET = "whsec_receiver_test_secret";
+
+function delivery(overrides: Record<string, unknown> = {}): Buffer {
+  return Buffer.from(
+    JSON.stringify({
+      event: "api.payment.updated",
+      messageId: `msg_${randomBytes(6).toString("hex")}`,
+      id: `pay_${randomBytes(6).toString("hex")}`,
+      entityId: "ent_acme_corp",
+      occurredAt: new Date().toISOString(),
+      metadata: { payouts_batch: "b1", payouts_row: "R1", payouts_attempt: "1" },
+      ...overrides,
+    }),
+  );
+}
+
+async function post(body: Buffer, signature: string | undefined): Promise<{ status: number; json: unknown }> {
+  const res = await fetch(`${server.url}${WEBHOOK_PATH}`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      ...(signature !== undefined ? { "x-service-signature": signature } : {}),
+    },
+    body,
+  });
+  return { status: res.status, json: await res.json() };
+}
+
+async function queuedJobs(): Promise<ReconcileJobData[]> {
+  const jobs = await queue.getJobs(["waiting", "delayed", "active", "prioritized"]);
+  return jobs.map((j) => j.data);
+}
+
+async function seenKeys(): Promise<string[]> {
+  return redis.keys(`${prefix}:webhooks:seen:*`);
+}
+
+beforeAll(async () => {
+  sandbox = await startSandbox();
+  client = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey, retry: { maxAttempts: 1 } });
+  dir = await mkdtemp(path.join(tmpdir(), "payouts-serve-"));
+  await writeFile(path.join(dir, "batch_ok-result.csv"), "reference,status\nINV-1,completed\n");
+  server = await startServer({
+    redisUrl: REDIS_URL,
+    prefix,
+    webhookSecret: SECRET,
+    client,
+    bodyLimitBytes: 4096,
+    resultFile: async (batchId, format) =>
+      batchId === "batch_ok" && format === "csv"
+        ? { path: path.join(dir, "batch_ok-result.csv") }
+        : undefined,
+  });
+  redis = connectRedis(REDIS_URL);
+  queue = createReconcileQueue(redis, prefix);
+});
+
+afterEach(async () => {
+  await queue.obliterate({ force: true });
+  await deleteKeys(redis, `${prefix}:webhooks`);
+});
+
+afterAll(async () => {
+  await server.close();
+  await queue.close();
+  await deleteKeys(redis, prefix);
+  await redis.quit();
+  await client.close();
+  await sandbox.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("POST /webhooks/payouts", () => {
+  it("queues one reconcile job for a correctly signed payment delivery", async () => {
+    const body = delivery({ id: "pay_signed_ok", messageId: "msg_signed_ok" });
+    const res = await post(body, signWebhookBody(SECRET, body));
+    expect(res.status).toBe(202);
+    expect(await queuedJobs()).toEqual([
+      {
+        kind: "payment",
+        paymentId: "pay_signed_ok",
+        origin: "webhook",
+        event: "api.payment.updated",
+        messageId: "msg_signed_ok",
+      },
+    ]);
+  });
+
+  it("answers 401 and does nothing else for a signature made with another secret", async () => {
+    const body = delivery();
+    const res = await post(body, signWebhookBody("someone-elses-secret", body));
+    expect(res.status).toBe(401);
+    expect(await queuedJobs()).toEqual([]);
+    expect(await seenKeys()).toEqual([]);
+  });
+
+  it("answers 401 for a body altered by one byte after it was signed", async () => {
+    const body = delivery({ id: "pay_aaaaaaaaaaaa" });
+    const signature = signWebhookBody(SECRET, body);
+    const altered = Buffer.from(body.toString("utf8").replace("pay_aaaaaaaaaaaa", "pay_aaaaaaaaaaab"));
+    expect(altered.length).toBe(body.length);
+    const res = await post(altered, signature);
+    expect(res.status).toBe(401);
+    expect(await queuedJobs()).toEqual([]);
+    expect(await seenKeys()).toEqual([]);
+  });
+
+  it("answers 401 for a delivery without a signature, even when its body is invalid", async () => {
+    expect((await post(delivery(), undefined)).status).toBe(401);
+    expect((await post(Buffer.from("not json at all"), undefined)).status).toBe(401);
+    expect(await queuedJobs()).toEqual([]);
+  });
+
+  it("queues a duplicate delivery (same messageId) only once", async () => {
+    const body = delivery({ messageId: "msg_dup" });
+    const signature = signWebhookBody(SECRET, body);
+    const first = await post(body, signature);
+    const second = await post(body, signature);
+    expect(first.status).toBe(202);
+    expect(second.status).toBe(200);
+    expect(second.json).toEqual({ status: "duplicate" });
+    expect((await queuedJobs()).map((j) => (j.kind === "payment" ? j.messageId : j.kind))).toEqual([
+      "msg_dup",
+    ]);
+    // The messageId is remembered for at least seven days.
+    const ttl = await redis.ttl(`${prefix}:webhooks:seen:msg_dup`);
+    expect(ttl).toBeGreaterThanOrEqual(7 * 24 * 3600 - 60);
+  });
+
+  it("acknowledges account and limitation events and unknown event types without queueing a job", async () => {
+    for (const event of ["api.account.updated", "api.limitation.updated", "api.brand.new"]) {
+      const body = delivery({ event, id: "acct_vendor_ach" });
+      const res = await post(body, signWebhookBody(SECRET, body));
+      expect(res.status).toBe(200);
+    }
+    expect(await queuedJobs()).toEqual([]);
+  });
+
+  it("answers 400 for a signed body that is not a delivery, and 413 for one over the size limit", async () => {
+    const junk = Buffer.from("[1,2,3]");
+    expect((await post(junk, signWebhookBody(SECRET, junk))).status).toBe(400);
+    const big = delivery({ data: { padding: "x".repeat(8000) } });
+    expect((await post(big, signWebhookBody(SECRET, big))).status).toBe(413);
+    expect(await queuedJobs()).toEqual([]);
+  });
+
+  it("counts what it did in /metrics", async () => {
+    const body = delivery();
+    await post(body, "0".repeat(64));
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    expect(text).toMatch(/payouts_webhook_deliveries_total\{outcome="unauthorized"\} [1-9]/);
+  });
+});
+
+describe("GET /healthz", () => {
+  it("is 200 when Redis and the Payouts Service answer", async () => {
+    const res = await fetch(`${server.url}/healthz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      status: "ok",
+      checks: { redis: { ok: true }, api: { ok: true } },
+    });
+  });
+
+  it("is 503 naming the failed check, without secrets, when the service is unreachable", async () => {
+    const dead = createPayoutsClient({
+      baseUrl: "http://127.0.0.1:9/v2",
+      apiKey: "sk_do_not_echo_me",
+      retry: { maxAttempts: 1 },
+    });
+    const other = await startServer({ redisUrl: REDIS_URL, prefix, webhookSecret: SECRET, client: dead });
+    try {
+      const res = await fetch(`${other.url}/healthz`);
+      const text = await res.text();
+      expect(res.status).toBe(503);
+      expect(JSON.parse(text)).toMatchObject({
+        status: "unavailable",
+        checks: { redis: { ok: true }, api: { ok: false } },
+      });
+      expect(text).not.toContain("sk_do_not_echo_me");
+    } finally {
+      await other.close();
+      await dead.close();
+    }
+  });
+});
+
+describe("GET /batches/:id/result.csv", () => {
+  it("streams the batch's result file as an attachment", async () => {
+    const res = await fetch(`${server.url}/batches/batch_ok/result.csv`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-disposition")).toBe('attachment; filename="batch_ok-result.csv"');
+    expect(res.headers.get("content-type")).toContain("text/csv");
+    expect(await res.text()).toBe("reference,status\nINV-1,completed\n");
+  });
+
+  it("is 404 when there is no such file or batch id", async () => {
+    expect((await fetch(`${server.url}/batches/batch_ok/result.xlsx`)).status).toBe(404);
+    expect((await fetch(`${server.url}/batches/nope/result.csv`)).status).toBe(404);
+    expect((await fetch(`${server.url}/batches/..%2Fetc/result.csv`)).status).toBe(404);
+  });
+});
