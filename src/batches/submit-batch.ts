@@ -12,6 +12,7 @@
  * BullMQ, and rows already past `queued` are never enqueued again. Never a second batch.
  */
 import { randomBytes } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { idempotencyKeyFor } from "../row-identity/index.js";
 import type { BatchStore } from "./batch-store.js";
 import { ROW_CHUNK } from "./batch-store.js";
@@ -143,8 +144,10 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
   });
   const holder = await store.claimFile(options.fileSha256, batchId, options.allowDuplicateFile === true);
   if (holder !== batchId) {
-    // Another submission of the same content won the race (or a batch record was lost): defer to it.
-    const earlier = await store.getBatch(holder);
+    // Another submission of the same content won the race: defer to it. Its batch record follows its
+    // claim within moments, so wait for it; only a claim whose record never comes (its submitter died
+    // between the two) is taken over.
+    const earlier = await batchRecordOf(store, holder);
     if (earlier && !options.allowDuplicateFile) {
       if (earlier.enqueueComplete) throw new DuplicateFileError(holder);
       const enqueued = await resumeBatch(store, enqueuer, holder, instructions);
@@ -182,6 +185,18 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
     invalidCount: invalidRows.length,
     enqueued,
   };
+}
+
+/** How long a claim's batch record may take to appear before the claim counts as abandoned. */
+const CLAIM_RECORD_WAIT_MS = 5_000;
+
+async function batchRecordOf(store: BatchStore, batchId: string): Promise<BatchRecord | undefined> {
+  const deadline = Date.now() + CLAIM_RECORD_WAIT_MS;
+  for (;;) {
+    const batch = await store.getBatch(batchId);
+    if (batch || Date.now() >= deadline) return batch;
+    await sleep(100);
+  }
 }
 
 /** Chunks written concurrently: enough to keep Redis busy instead of waiting on round trips. */
