@@ -6,11 +6,13 @@ import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/index.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerResult } from "./commands/result.js";
+import { registerRetry } from "./commands/retry.js";
 import { registerSandbox } from "./commands/sandbox.js";
 import { registerServe } from "./commands/serve.js";
 import { registerSubmit } from "./commands/submit.js";
 import { registerTemplate } from "./commands/template.js";
 import { registerValidate } from "./commands/validate.js";
+import { registerWatch } from "./commands/watch.js";
 import { registerWebhook } from "./commands/webhook.js";
 import { registerPipelineCommands } from "./commands/worker.js";
 import { CliError, EXIT } from "./exit-codes.js";
@@ -27,9 +29,11 @@ export function buildProgram(): Command {
   registerValidate(program);
   registerSubmit(program);
   registerPipelineCommands(program);
-  registerResult(program);
   registerServe(program);
   registerWebhook(program);
+  registerResult(program);
+  registerWatch(program);
+  registerRetry(program);
   return program;
 }
 

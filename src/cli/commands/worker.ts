@@ -9,6 +9,8 @@ import { createLogger } from "../../logging/index.js";
 import { createWorkerClient, DEFAULT_SHUTDOWN_GRACE_MS, startPaymentService } from "../../pipeline/index.js";
 import { startReconcileService } from "../../reconcile/index.js";
 import { createResultOutbox } from "../../results/index.js";
+import { startScheduleService } from "../../schedule/index.js";
+import { startWatchService } from "../../watch/index.js";
 import { parsePositiveInt } from "../options.js";
 import { untilShutdownSignal } from "../signals.js";
 import { registerRecover } from "./recover.js";
@@ -50,40 +52,71 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
   const api = requireApi(config);
   const logger = createLogger({ level: config.logLevel, name: "payment-worker" });
   const concurrency = opts.concurrency ?? config.workerConcurrency;
-  const service = await startPaymentService({
-    redisUrl: config.redisUrl,
-    prefix: opts.redisPrefix,
-    client: createWorkerClient({ ...api, timeoutMs: config.apiTimeoutMs }),
-    concurrency,
-    rateLimitPerSecond: opts.rateLimit ?? config.rateLimitPerSecond,
-    ...(opts.lockMs !== undefined ? { lockDurationMs: opts.lockMs, stalledIntervalMs: opts.lockMs } : {}),
-    logger,
-  });
-  // Result files in DATA_DIR/outbox follow every row change: the payment jobs' (submitted, rejected,
-  // error) and reconciliation's (in-progress, completed, failed), debounced per batch.
-  const outbox = createResultOutbox({ store: service.pipeline.store, dataDir: config.dataDir });
-  const touched = (job: { data: { batchId: string } } | undefined) => {
-    if (job) outbox.markDirty(job.data.batchId);
+  // Everything started is stopped in reverse order, on a signal or when a later part fails to start
+  // (so a bad SCHEDULE_CRON or an unwritable DATA_DIR ends the process instead of leaving it half up).
+  const stops: Array<() => Promise<unknown>> = [];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) await stop();
   };
-  service.worker.on("completed", touched);
-  service.worker.on("failed", touched);
-  // Webhook-driven and swept reconciliation runs beside the payments (its own queue and client).
-  const reconcile = await startReconcileService({
-    redisUrl: config.redisUrl,
-    prefix: opts.redisPrefix,
-    client: createWorkerClient({ ...api, timeoutMs: config.apiTimeoutMs }),
-    onRowsChanged: (batchId) => outbox.markDirty(batchId),
-    onBatchFinished: (batchId) => outbox.writeNow(batchId),
-    logger,
-  });
-  if (service.resumed.length > 0) {
-    logger.info({ batches: service.resumed }, "finished interrupted submissions");
+  try {
+    const service = await startPaymentService({
+      redisUrl: config.redisUrl,
+      prefix: opts.redisPrefix,
+      client: createWorkerClient({ ...api, timeoutMs: config.apiTimeoutMs }),
+      concurrency,
+      rateLimitPerSecond: opts.rateLimit ?? config.rateLimitPerSecond,
+      ...(opts.lockMs !== undefined ? { lockDurationMs: opts.lockMs, stalledIntervalMs: opts.lockMs } : {}),
+      logger,
+    });
+    // Result files in DATA_DIR/outbox follow every row change: the payment jobs' (submitted, rejected,
+    // error) and reconciliation's (in-progress, completed, failed), debounced per batch.
+    const outbox = createResultOutbox({ store: service.pipeline.store, dataDir: config.dataDir });
+    stops.push(() => outbox.close());
+    stops.push(() => service.stop(opts.shutdownGraceMs));
+    const touched = (job: { data: { batchId: string } } | undefined) => {
+      if (job) outbox.markDirty(job.data.batchId);
+    };
+    service.worker.on("completed", touched);
+    service.worker.on("failed", touched);
+    // Webhook-driven and swept reconciliation runs beside the payments (its own queue and client).
+    const reconcile = await startReconcileService({
+      redisUrl: config.redisUrl,
+      prefix: opts.redisPrefix,
+      client: createWorkerClient({ ...api, timeoutMs: config.apiTimeoutMs }),
+      onRowsChanged: (batchId) => outbox.markDirty(batchId),
+      onBatchFinished: (batchId) => outbox.writeNow(batchId),
+      logger,
+    });
+    stops.push(() => reconcile.stop(opts.shutdownGraceMs));
+    // The watched inbox and the nightly runs share one sheet intake (DATA_DIR/inbox, DATA_DIR/scheduled).
+    const intake = {
+      dataDir: config.dataDir,
+      ...api,
+      apiTimeoutMs: config.apiTimeoutMs,
+      redisUrl: config.redisUrl,
+      prefix: opts.redisPrefix,
+      logger,
+    };
+    const watch = await startWatchService(intake);
+    stops.push(() => watch.stop());
+    const schedule = await startScheduleService({
+      ...intake,
+      cron: config.scheduleCron,
+      tz: config.scheduleTz,
+    });
+    stops.push(() => schedule.stop(opts.shutdownGraceMs));
+    if (service.resumed.length > 0) {
+      logger.info({ batches: service.resumed }, "finished interrupted submissions");
+    }
+    logger.info({ concurrency, prefix: opts.redisPrefix }, "payment worker ready");
+  } catch (err) {
+    logger.error({ err: err instanceof Error ? err.message : String(err) }, "payment worker failed to start");
+    await stopAll();
+    throw err;
   }
-  logger.info({ concurrency, prefix: opts.redisPrefix }, "payment worker ready");
   const signal = await untilShutdownSignal();
-  logger.info({ signal }, "stopping: no new jobs; waiting for in-flight payments");
-  await Promise.all([service.stop(opts.shutdownGraceMs), reconcile.stop(opts.shutdownGraceMs)]);
-  await outbox.close();
+  logger.info({ signal }, "stopping: no new sheets or jobs; waiting for in-flight payments");
+  await stopAll();
   logger.info("payment worker stopped");
   process.exitCode = 0;
 }

@@ -1,0 +1,62 @@
+/**
+ * `payouts watch`: only the watched folder (DATA_DIR/inbox/), for a machine that takes sheets while
+ * workers elsewhere pay them. Needs the API (validation) and Redis (the batches), like `submit`.
+ * `payouts worker` runs the same watcher alongside the workers.
+ */
+import type { Command } from "commander";
+import { loadConfig, requireApi } from "../../config/index.js";
+import { createLogger } from "../../logging/index.js";
+import { startWatchService } from "../../watch/index.js";
+import { parsePositiveInt } from "../options.js";
+import { untilShutdownSignal } from "../signals.js";
+
+interface WatchFlags {
+  stableMs: number;
+  rescanMs: number;
+  redisPrefix: string;
+}
+
+export function registerWatch(program: Command): void {
+  program
+    .command("watch")
+    .description("Watch DATA_DIR/inbox/ and submit every sheet dropped there, until SIGINT/SIGTERM")
+    .option(
+      "--stable-ms <n>",
+      "a file is complete once its size is unchanged for this long",
+      parsePositiveInt,
+      1000,
+    )
+    .option(
+      "--rescan-ms <n>",
+      "how often the folder is scanned again, besides file events",
+      parsePositiveInt,
+      10_000,
+    )
+    .option("--redis-prefix <prefix>", "key prefix of the pipeline's data in Redis", "payouts")
+    .addHelpText(
+      "after",
+      "\nAccepted sheets move to archive/<batch>--<name>; refused ones to rejected/ with a report or a .error.txt note." +
+        "\nIgnored: Excel lock files (~$...), .tmp/.part/.crdownload files and dotfiles.",
+    )
+    .action(async (flags: WatchFlags) => {
+      const config = loadConfig();
+      const api = requireApi(config);
+      const logger = createLogger({ level: config.logLevel, name: "watch" });
+      const service = await startWatchService({
+        dataDir: config.dataDir,
+        ...api,
+        apiTimeoutMs: config.apiTimeoutMs,
+        redisUrl: config.redisUrl,
+        prefix: flags.redisPrefix,
+        logger,
+        stableMs: flags.stableMs,
+        rescanMs: flags.rescanMs,
+      });
+      logger.info({ folder: service.folder }, "watcher ready");
+      const signal = await untilShutdownSignal();
+      logger.info({ signal }, "stopping: finishing the sheet in hand");
+      await service.stop();
+      logger.info("watcher stopped");
+      process.exitCode = 0;
+    });
+}

@@ -1,0 +1,103 @@
+/**
+ * The watched folder as a service (`payouts watch`, and part of `payouts worker`): an API client for
+ * validation, the shared sheet intake, and the folder watcher over DATA_DIR/inbox/.
+ */
+import { createPayoutsClient, type PayoutsClient } from "../payouts-api/index.js";
+import { startFolderWatcher } from "./folder-watcher.js";
+import {
+  createSheetIntake,
+  type IntakeLogger,
+  type SheetIntake,
+  type SheetIntakeOutcome,
+} from "./sheet-intake.js";
+
+/** How the intake reaches the API and the pipeline; what both the watcher and the nightly run need. */
+export interface IntakeConnection {
+  dataDir: string;
+  apiUrl: string;
+  apiKey: string;
+  entityId: string;
+  apiTimeoutMs?: number;
+  redisUrl: string;
+  /** Key prefix of the pipeline's data in Redis (default `payouts`). */
+  prefix?: string;
+  logger?: IntakeLogger;
+  /** See DEFAULT_LEASE_MS in sheet-intake.ts. */
+  leaseMs?: number;
+}
+
+/** A sheet intake with its own API client; `close()` ends the client. */
+export async function openSheetIntake(
+  connection: IntakeConnection,
+): Promise<{ intake: SheetIntake; client: PayoutsClient; close(): Promise<void> }> {
+  const client = createPayoutsClient({
+    baseUrl: connection.apiUrl,
+    apiKey: connection.apiKey,
+    entityId: connection.entityId,
+    ...(connection.apiTimeoutMs !== undefined ? { timeoutMs: connection.apiTimeoutMs } : {}),
+  });
+  try {
+    const intake = await createSheetIntake({
+      dataDir: connection.dataDir,
+      api: client,
+      pipeline: {
+        redisUrl: connection.redisUrl,
+        ...(connection.prefix ? { prefix: connection.prefix } : {}),
+      },
+      entityId: connection.entityId,
+      ...(connection.logger ? { logger: connection.logger } : {}),
+      ...(connection.leaseMs !== undefined ? { leaseMs: connection.leaseMs } : {}),
+    });
+    return { intake, client, close: () => client.close() };
+  } catch (err) {
+    await client.close();
+    throw err;
+  }
+}
+
+export interface WatchServiceOptions extends IntakeConnection {
+  /** Time between the two size checks that decide a file is complete. Default 1000 ms. */
+  stableMs?: number;
+  /** Time between rescans of inbox/ and processing/. Default 10 000 ms. */
+  rescanMs?: number;
+  onOutcome?: (outcome: SheetIntakeOutcome) => void;
+}
+
+export interface WatchService {
+  /** The folder watched (DATA_DIR/inbox). */
+  folder: string;
+  intake: SheetIntake;
+  /** Stops watching, lets the sheet in hand finish, closes the API client. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Starts watching; resolves once abandoned sheets were resumed and the files already there taken. */
+export async function startWatchService(options: WatchServiceOptions): Promise<WatchService> {
+  const { intake, close } = await openSheetIntake(options);
+  const watcher = startFolderWatcher({
+    intake,
+    ...(options.stableMs !== undefined ? { stableMs: options.stableMs } : {}),
+    ...(options.rescanMs !== undefined ? { rescanMs: options.rescanMs } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.onOutcome ? { onOutcome: options.onOutcome } : {}),
+  });
+  try {
+    await watcher.ready;
+  } catch (err) {
+    await watcher.stop();
+    await close();
+    throw err;
+  }
+  let stopping: Promise<void> | undefined;
+  return {
+    folder: watcher.folder,
+    intake,
+    stop: () => {
+      stopping ??= (async () => {
+        await watcher.stop();
+        await close();
+      })();
+      return stopping;
+    },
+  };
+}
