@@ -16,6 +16,7 @@ import { type BatchProgress, type RowRecord, TERMINAL_ROW_STATES } from "../batc
 import type { AppConfig } from "../config/index.js";
 import { createLogger } from "../logging/index.js";
 import { formatMinor } from "../money/index.js";
+import { batchFinishedHandler } from "../notify/index.js";
 import type { PayoutsClient } from "../payouts-api/index.js";
 import { createWorkerClient, startPaymentService } from "../pipeline/index.js";
 import { startReconcileService } from "../reconcile/index.js";
@@ -104,7 +105,15 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       sweepEveryMs: sandbox ? 5_000 : 2_000,
       staleAfterMs: sandbox ? 5_000 : 1_000,
       onRowsChanged: (batchId) => outbox.markDirty(batchId),
-      onBatchFinished: (batchId) => outbox.writeNow(batchId),
+      onBatchFinished: batchFinishedHandler({
+        store,
+        outbox,
+        dataDir: config.dataDir,
+        notify: config.notifyUrl
+          ? { url: config.notifyUrl, secret: config.webhookSecret ?? api.apiKey }
+          : undefined,
+        logger,
+      }),
       logger,
     });
     cleanups.push(() => reconcile.stop(5_000));

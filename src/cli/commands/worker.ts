@@ -6,6 +6,7 @@
 import type { Command } from "commander";
 import { loadConfig, requireApi } from "../../config/index.js";
 import { createLogger } from "../../logging/index.js";
+import { batchFinishedHandler } from "../../notify/index.js";
 import { createWorkerClient, DEFAULT_SHUTDOWN_GRACE_MS, startPaymentService } from "../../pipeline/index.js";
 import { startReconcileService } from "../../reconcile/index.js";
 import { createResultOutbox } from "../../results/index.js";
@@ -84,7 +85,16 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
       prefix: opts.redisPrefix,
       client: createWorkerClient({ ...api, timeoutMs: config.apiTimeoutMs }),
       onRowsChanged: (batchId) => outbox.markDirty(batchId),
-      onBatchFinished: (batchId) => outbox.writeNow(batchId),
+      onBatchFinished: batchFinishedHandler({
+        store: service.pipeline.store,
+        outbox,
+        dataDir: config.dataDir,
+        notify:
+          config.notifyUrl && config.webhookSecret
+            ? { url: config.notifyUrl, secret: config.webhookSecret }
+            : undefined,
+        logger,
+      }),
       logger,
     });
     stops.push(() => reconcile.stop(opts.shutdownGraceMs));

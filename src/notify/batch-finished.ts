@@ -1,0 +1,140 @@
+/**
+ * The batch-finished notification (NOTIFY_URL): when a batch's last row is final, a small JSON summary
+ * is POSTed, signed the way the service signs its webhooks (hex HMAC-SHA256 of the raw body, keyed with
+ * PAYOUTS_WEBHOOK_SECRET) in `X-Payouts-Signature`, so the receiver can verify it with the same code.
+ * It carries counts and money per currency, never a secret or a bank identifier.
+ */
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { request } from "undici";
+import type { BatchProgress, BatchStore } from "../batches/index.js";
+import { formatMinor } from "../money/index.js";
+import { defaultResultPath, type ResultOutbox } from "../results/index.js";
+import { signWebhookPayload } from "../webhooks/index.js";
+
+export const NOTIFY_SIGNATURE_HEADER = "x-payouts-signature";
+export const NOTIFY_ID_HEADER = "x-payouts-notification-id";
+
+export interface BatchFinishedSummary {
+  event: "batch.finished";
+  /** Unique per notification and stable across its retries: receivers dedupe on it. */
+  notificationId: string;
+  batchId: string;
+  sourceName: string;
+  createdAt: string;
+  finishedAt: string;
+  rows: number;
+  invalidRows: number;
+  counts: Record<string, number>;
+  /** Per currency and state: minor units and the same amount in major units, as text. */
+  totals: Record<string, Record<string, { minor: number; amount: string }>>;
+  resultFile: string | undefined;
+}
+
+export function batchFinishedSummary(
+  progress: BatchProgress,
+  resultFile: string | undefined,
+  notificationId: string = randomUUID(),
+): BatchFinishedSummary {
+  const totals: BatchFinishedSummary["totals"] = {};
+  for (const [currency, byState] of Object.entries(progress.totals)) {
+    const entry: Record<string, { minor: number; amount: string }> = {};
+    for (const [state, minor] of Object.entries(byState)) {
+      if (minor !== undefined) entry[state] = { minor, amount: formatMinor(minor, currency) };
+    }
+    totals[currency] = entry;
+  }
+  return {
+    event: "batch.finished",
+    notificationId,
+    batchId: progress.batch.id,
+    sourceName: progress.batch.sourceName,
+    createdAt: progress.batch.createdAt,
+    finishedAt: progress.batch.finishedAt ?? new Date().toISOString(),
+    rows: progress.batch.rowCount,
+    invalidRows: progress.batch.invalidCount,
+    counts: Object.fromEntries(Object.entries(progress.counts).filter(([, n]) => n > 0)),
+    totals,
+    resultFile,
+  };
+}
+
+export interface NotifyOptions {
+  url: string;
+  secret: string;
+  /** Tries in all (default 5), waiting 1 s, 2 s, 4 s… between them. */
+  attempts?: number;
+  baseDelayMs?: number;
+  timeoutMs?: number;
+}
+
+/** POSTs the summary; retries on connection errors and non-2xx answers. Resolves with the last status. */
+export async function sendBatchFinished(
+  summary: BatchFinishedSummary,
+  options: NotifyOptions,
+): Promise<number> {
+  const body = Buffer.from(JSON.stringify(summary));
+  const signature = signWebhookPayload(options.secret, body);
+  const attempts = options.attempts ?? 5;
+  const baseDelayMs = options.baseDelayMs ?? 1_000;
+  let lastStatus = 0;
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    try {
+      const res = await request(options.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          [NOTIFY_SIGNATURE_HEADER]: signature,
+          [NOTIFY_ID_HEADER]: summary.notificationId,
+        },
+        body,
+        headersTimeout: options.timeoutMs ?? 10_000,
+        bodyTimeout: options.timeoutMs ?? 10_000,
+      });
+      await res.body.dump();
+      lastStatus = res.statusCode;
+      if (res.statusCode >= 200 && res.statusCode < 300) return lastStatus;
+    } catch {
+      lastStatus = 0;
+    }
+    if (attempt < attempts) await sleep(baseDelayMs * 2 ** (attempt - 1));
+  }
+  return lastStatus;
+}
+
+export interface BatchFinishedHandlerOptions {
+  store: BatchStore;
+  outbox: Pick<ResultOutbox, "writeNow">;
+  dataDir: string;
+  /** NOTIFY_URL and the signing secret; without them only the final result file is written. */
+  notify?: { url: string; secret: string } | undefined;
+  logger?: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
+}
+
+/**
+ * What happens when a batch's last row is final: the final result file is written to the outbox,
+ * then (with NOTIFY_URL) the signed summary is sent. Never throws: a failed notification is logged.
+ */
+export function batchFinishedHandler(
+  options: BatchFinishedHandlerOptions,
+): (batchId: string) => Promise<void> {
+  return async (batchId) => {
+    try {
+      await options.outbox.writeNow(batchId);
+      const progress = await options.store.progress(batchId);
+      if (!progress) return;
+      const resultFile = defaultResultPath(options.dataDir, progress.batch, progress.batch.sheet.format);
+      options.logger?.info({ batchId, resultFile, counts: progress.counts }, "batch finished");
+      if (!options.notify) return;
+      const status = await sendBatchFinished(batchFinishedSummary(progress, resultFile), options.notify);
+      if (status >= 200 && status < 300)
+        options.logger?.info({ batchId, status }, "batch-finished notification sent");
+      else options.logger?.warn({ batchId, status }, "batch-finished notification was not accepted");
+    } catch (err) {
+      options.logger?.warn(
+        { batchId, err: err instanceof Error ? err.message : String(err) },
+        "batch finished: follow-up failed",
+      );
+    }
+  };
+}
