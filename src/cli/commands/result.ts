@@ -4,8 +4,6 @@
  */
 import path from "node:path";
 import { type Command, InvalidArgumentError } from "commander";
-import { Redis } from "ioredis";
-import { BatchStore } from "../../batches/index.js";
 import { loadConfig } from "../../config/index.js";
 import {
   RESULT_FORMATS,
@@ -13,6 +11,7 @@ import {
   UnknownBatchError,
   writeResultFile,
 } from "../../results/index.js";
+import { withBatchStore } from "../batch-store-connection.js";
 import { CliError, EXIT } from "../exit-codes.js";
 
 interface ResultOptions {
@@ -54,12 +53,7 @@ export function registerResult(program: Command): void {
     .action(async (batchId: string, opts: ResultOptions) => {
       const format = chooseResultFormat(opts.format, opts.output);
       const config = loadConfig();
-      const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
-      try {
-        await redis.connect().catch((err: Error) => {
-          throw new CliError(`cannot reach Redis at REDIS_URL: ${err.message}`, EXIT.usage);
-        });
-        const store = new BatchStore(redis, { prefix: opts.redisPrefix });
+      await withBatchStore(config, opts.redisPrefix, async (store) => {
         const written = await writeResultFile(store, batchId, {
           format,
           outPath: opts.output,
@@ -69,8 +63,6 @@ export function registerResult(program: Command): void {
           throw err;
         });
         process.stdout.write(`${written.path}\n`);
-      } finally {
-        redis.disconnect();
-      }
+      });
     });
 }

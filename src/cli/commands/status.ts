@@ -6,10 +6,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import cliProgress from "cli-progress";
 import type { Command } from "commander";
-import { Redis } from "ioredis";
-import { type BatchProgress, BatchStore, ROW_STATES, type RowState } from "../../batches/index.js";
+import { type BatchProgress, type BatchStore, ROW_STATES, type RowState } from "../../batches/index.js";
 import { loadConfig } from "../../config/index.js";
 import { formatMinor } from "../../money/index.js";
+import { withBatchStore } from "../batch-store-connection.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { parsePositiveInt } from "../options.js";
 
@@ -31,18 +31,11 @@ export function registerStatus(program: Command): void {
     .option("--redis-prefix <prefix>", "key prefix of the pipeline's data in Redis", "payouts")
     .action(async (batchId: string | undefined, opts: StatusOptions) => {
       const config = loadConfig();
-      const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
-      try {
-        await redis.connect().catch((err: Error) => {
-          throw new CliError(`cannot reach Redis at REDIS_URL: ${err.message}`, EXIT.usage);
-        });
-        const store = new BatchStore(redis, { prefix: opts.redisPrefix });
+      await withBatchStore(config, opts.redisPrefix, async (store) => {
         const say = (line: string) => process.stdout.write(`${line}\n`);
         if (batchId === undefined) await listBatches(store, opts, say);
         else await showBatch(store, batchId, opts, say);
-      } finally {
-        redis.disconnect();
-      }
+      });
     });
 }
 

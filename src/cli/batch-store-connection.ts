@@ -1,0 +1,21 @@
+/** The batch store on REDIS_URL, for commands that read batches (status, result); a usage error if Redis is away. */
+import { Redis } from "ioredis";
+import { BatchStore } from "../batches/index.js";
+import type { AppConfig } from "../config/index.js";
+import { CliError, EXIT } from "./exit-codes.js";
+
+export async function withBatchStore<T>(
+  config: AppConfig,
+  prefix: string,
+  use: (store: BatchStore) => Promise<T>,
+): Promise<T> {
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
+  try {
+    await redis.connect().catch((err: Error) => {
+      throw new CliError(`cannot reach Redis at REDIS_URL: ${err.message}`, EXIT.usage);
+    });
+    return await use(new BatchStore(redis, { prefix }));
+  } finally {
+    redis.disconnect();
+  }
+}
