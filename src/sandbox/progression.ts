@@ -5,6 +5,7 @@
  */
 import { feesFor, finalStatusFor } from "./rules.js";
 import type { SandboxState, StoredPayment } from "./state.js";
+import { SandboxTimers } from "./timers.js";
 
 export interface ProgressionClock {
   toInProgressMs: number;
@@ -14,8 +15,7 @@ export interface ProgressionClock {
 export const DEFAULT_CLOCK: ProgressionClock = { toInProgressMs: 1500, toFinalMs: 3000 };
 
 export class PaymentProgression {
-  private readonly timers = new Set<NodeJS.Timeout>();
-  private closed = false;
+  private readonly timers = new SandboxTimers();
 
   constructor(
     private readonly state: SandboxState,
@@ -25,23 +25,12 @@ export class PaymentProgression {
   /** Starts the life cycle of a just-created payment. */
   track(stored: StoredPayment): void {
     if (stored.outcome === "hold") return;
-    this.later(this.clock.toInProgressMs, () => {
+    this.timers.after(this.clock.toInProgressMs, () => {
       if (!this.advance(stored, "scheduled", "in-progress")) return;
-      this.later(this.clock.toFinalMs, () => {
+      this.timers.after(this.clock.toFinalMs, () => {
         this.advance(stored, "in-progress", finalStatusFor(stored.outcome));
       });
     });
-  }
-
-  private later(ms: number, fn: () => void): void {
-    if (this.closed) return;
-    const t = setTimeout(() => {
-      this.timers.delete(t);
-      fn();
-    }, ms);
-    // Unref'd: a sandbox left running must never keep a test process or CLI alive by itself.
-    t.unref();
-    this.timers.add(t);
   }
 
   /** Applies one transition if the payment is still in `from` (a cancellation may have won the race). */
@@ -51,7 +40,7 @@ export class PaymentProgression {
     to: StoredPayment["payment"]["status"],
   ): boolean {
     const p = stored.payment;
-    if (this.closed || p.status !== from) return false;
+    if (this.timers.closed || p.status !== from) return false;
     p.status = to;
     if (to === "in-progress") {
       p.fees = feesFor({
@@ -71,8 +60,6 @@ export class PaymentProgression {
   }
 
   close(): void {
-    this.closed = true;
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
+    this.timers.close();
   }
 }

@@ -6,6 +6,7 @@ import { createHmac } from "node:crypto";
 import type { WebhookDelivery } from "../payouts-api/wire-types.js";
 import { type FaultConfig, SHUFFLE_MAX_DELAY_MS } from "./faults.js";
 import type { EmittedEvent, SandboxState } from "./state.js";
+import { SandboxTimers } from "./timers.js";
 
 export interface WebhookRetryConfig {
   /** Total attempts per delivery, the first included. */
@@ -26,7 +27,7 @@ interface Logger {
 }
 
 export class WebhookDeliverer {
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly timers = new SandboxTimers();
   private readonly inFlight = new Set<AbortController>();
   private closed = false;
 
@@ -46,18 +47,8 @@ export class WebhookDeliverer {
     const copies = faults.duplicateWebhookRate > 0 && Math.random() < faults.duplicateWebhookRate ? 2 : 1;
     for (let i = 0; i < copies; i++) {
       const delay = faults.shuffleWebhooks ? Math.random() * SHUFFLE_MAX_DELAY_MS : 0;
-      this.schedule(delay, () => this.attempt(event.delivery, 1));
+      this.timers.after(delay, () => this.attempt(event.delivery, 1));
     }
-  }
-
-  private schedule(ms: number, fn: () => void): void {
-    if (this.closed) return;
-    const t = setTimeout(() => {
-      this.timers.delete(t);
-      fn();
-    }, ms);
-    t.unref();
-    this.timers.add(t);
   }
 
   private async attempt(delivery: WebhookDelivery, attempt: number): Promise<void> {
@@ -99,7 +90,7 @@ export class WebhookDeliverer {
       );
       return;
     }
-    this.schedule(
+    this.timers.after(
       this.retry.baseDelayMs * 2 ** (attempt - 1),
       () => void this.attempt(delivery, attempt + 1),
     );
@@ -107,8 +98,7 @@ export class WebhookDeliverer {
 
   close(): void {
     this.closed = true;
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
+    this.timers.close();
     for (const c of this.inFlight) c.abort();
     this.inFlight.clear();
   }
