@@ -5,6 +5,7 @@
  * (exit 2) whose message names the variable and what is expected, and never echoes a secret's value.
  */
 import path from "node:path";
+import { CronExpressionParser } from "cron-parser";
 import { z } from "zod";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -80,6 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new ConfigError(`Invalid environment:\n${lines.join("\n")}`);
   }
   const e = parsed.data;
+  if (e.SCHEDULE_CRON) checkSchedule(e.SCHEDULE_CRON, e.SCHEDULE_TZ);
   return {
     apiUrl: e.PAYOUTS_API_URL?.replace(/\/+$/, ""),
     apiKey: e.PAYOUTS_API_KEY,
@@ -96,6 +98,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     scheduleTz: e.SCHEDULE_TZ,
     notifyUrl: e.NOTIFY_URL,
   };
+}
+
+/** A schedule that cannot fire is a usage error at start, not a crash at the first scheduler call. */
+function checkSchedule(cron: string, tz: string): void {
+  try {
+    new Intl.DateTimeFormat("en", { timeZone: tz });
+  } catch {
+    throw new ConfigError(
+      `Invalid environment:\n  SCHEDULE_TZ: "${tz}" is not an IANA time zone (e.g. Europe/Paris)`,
+    );
+  }
+  try {
+    CronExpressionParser.parse(cron, { tz }).next();
+  } catch (err) {
+    throw new ConfigError(
+      `Invalid environment:\n  SCHEDULE_CRON: "${cron}" is not a cron pattern (${(err as Error).message}); ` +
+        "use 5 fields (minute hour day month weekday), or 6 with seconds first",
+    );
+  }
 }
 
 /** The API connection, or a ConfigError saying which variables to set. */

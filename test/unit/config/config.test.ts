@@ -48,4 +48,13 @@ describe("loadConfig", () => {
       expect((e as Error).message).not.toContain(secret);
     }
   });
+
+  it("refuses a schedule that cannot fire, naming the variable", () => {
+    expect(() => loadConfig({ SCHEDULE_CRON: "bogus cron" })).toThrow(
+      /SCHEDULE_CRON: "bogus cron" is not a cron pattern/,
+    );
+    expect(() => loadConfig({ SCHEDULE_CRON: "0 2 * * *", SCHEDULE_TZ: "Mars/Base" })).toThrow(/SCHEDULE_TZ/);
+    const ok = loadConfig({ SCHEDULE_CRON: "0 2 * * *", SCHEDULE_TZ: "Europe/Paris" });
+    expect(ok).toMatchObject({ scheduleCron: "0 2 * * *", scheduleTz: "Europe/Paris" });
+  });
 });
