@@ -418,6 +418,55 @@ export class BatchStore {
     };
   }
 
+  /**
+   * {@link startNewAttempt} for a row the operator corrected (a result file dropped back in): in the
+   * same atomic step the row's instruction and source cells are replaced, so the new attempt can only
+   * ever pay the corrected values, and the batch's money totals move from the old amount to the new.
+   * The row keeps its number and key (its identity); only failed, canceled, rejected or errored rows
+   * on `expectedAttempt` are changed, exactly as in startNewAttempt.
+   */
+  async startNewAttemptWithCorrection(
+    batchId: string,
+    rowKey: string,
+    expectedAttempt: number,
+    correction: { instruction: PayoutInstruction; source?: SourceValues | undefined },
+    note = "operator retry with corrected inputs",
+  ): Promise<RowChangeResult> {
+    const { instruction } = correction;
+    if (instruction.rowKey !== rowKey) {
+      throw new RangeError(`a correction of row ${rowKey} cannot carry row key ${instruction.rowKey}`);
+    }
+    const record: StaticRow = {
+      rowNumber: instruction.rowNumber,
+      instruction,
+      ...(correction.source ? { source: correction.source } : {}),
+    };
+    const result = (await runScript(
+      this.redis,
+      START_NEW_ATTEMPT,
+      [
+        this.keys.row(batchId, rowKey),
+        this.keys.counts(batchId),
+        this.keys.totals(batchId),
+        this.keys.rows(batchId),
+      ],
+      [
+        String(expectedAttempt),
+        this.now().toISOString(),
+        JSON.stringify(note),
+        rowKey,
+        JSON.stringify(record),
+        instruction.currency,
+        String(instruction.amount),
+      ],
+    )) as [string, string, string];
+    return {
+      outcome: result[0] as RowChangeOutcome,
+      previous: isRowState(result[1]) ? result[1] : undefined,
+      attempt: result[2] ? Number(result[2]) : undefined,
+    };
+  }
+
   // ---- attachments --------------------------------------------------------------------------------
 
   async attachmentFor(batchId: string, filePath: string): Promise<string | undefined> {

@@ -117,7 +117,8 @@ const RETRYABLE_LUA = `{${RETRYABLE_ROW_STATES.map((s) => `["${s}"]=true`).join(
 
 /**
  * An operator retry: a new attempt of a failed, canceled, rejected or errored row. Clears everything
- * that belonged to the previous attempt. KEYS: row, counts, totals. ARGV: expected attempt, now, note.
+ * that belonged to the previous attempt. KEYS: row, counts, totals[, static rows hash]. ARGV: expected
+ * attempt, now, note[, row key, corrected static JSON, corrected currency, corrected amount].
  * Returns {outcome, state before, new attempt}: outcome is ok | missing | stale | refused.
  */
 export const START_NEW_ATTEMPT = script(
@@ -131,14 +132,21 @@ if ARGV[1] ~= att then return {'stale', cur, att} end
 if retryable[cur] ~= true then return {'refused', cur, att} end
 local next = tostring(tonumber(att) + 1)
 local now = ARGV[2]
+local oldCurrency = redis.call('HGET', KEYS[1], 'currency')
+local oldAmount = tonumber(redis.call('HGET', KEYS[1], 'amount'))
+local currency, amount = oldCurrency, oldAmount
 redis.call('HDEL', KEYS[1], 'paymentId', 'paymentStatus', 'debitUsd', 'fxRate', 'quote', 'sentBodyHash',
   'sentGeneration', 'errorCode', 'errorMessage', 'fees', 'paymentUpdatedAt')
 redis.call('HSET', KEYS[1], 'state', 'queued', 'attempt', next, 'requoteGeneration', '0', 'updatedAt', now)
-local currency = redis.call('HGET', KEYS[1], 'currency')
-local amount = tonumber(redis.call('HGET', KEYS[1], 'amount'))
+if #ARGV >= 7 then
+  -- An operator's correction: the row's static record and the amount its totals count are replaced.
+  currency, amount = ARGV[6], tonumber(ARGV[7])
+  redis.call('HSET', KEYS[1], 'currency', currency, 'amount', ARGV[7])
+  redis.call('HSET', KEYS[4], ARGV[4], ARGV[5])
+end
 redis.call('HINCRBY', KEYS[2], cur, -1)
 redis.call('HINCRBY', KEYS[2], 'queued', 1)
-redis.call('HINCRBY', KEYS[3], cur .. '|' .. currency, -amount)
+redis.call('HINCRBY', KEYS[3], cur .. '|' .. oldCurrency, -oldAmount)
 redis.call('HINCRBY', KEYS[3], 'queued|' .. currency, amount)
 local h = redis.call('HGET', KEYS[1], 'history') or ''
 redis.call('HSET', KEYS[1], 'history', h .. history_line(now, cur, 'queued', next, ARGV[3]))

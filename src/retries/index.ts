@@ -1,5 +1,28 @@
-/** Public face of operator retries: choosing the rows, and starting their new attempt. */
+/**
+ * Public face of operator retries: choosing the rows, starting their new attempt, and the corrected
+ * result file dropped back into the inbox.
+ */
 
+export {
+  batchIdCandidates,
+  changedColumnsOf,
+  type DroppedRow,
+  isResultFileHeader,
+  layoutMismatch,
+  type PlanInput,
+  type PlannedBatchRow,
+  planResultFileRetry,
+  type RowDecision,
+} from "./result-file-plan.js";
+export {
+  isResultFile,
+  type ResultFileRetryOptions,
+  type ResultFileRetryOutcome,
+  type ResultFileRowOutcome,
+  reportText,
+  retryFromDroppedResultFile,
+  retryFromResultFile,
+} from "./result-file-retry.js";
 export { type RetriedRow, type RetryRowsOptions, type RetryRowsResult, retryRows } from "./retry-rows.js";
 export {
   type LeftAlone,

@@ -5,6 +5,10 @@
  *   source/<name> ──rename──▶ processing/<claim>/<name> ──submitSheet──▶ archive/<batchId>--<name>
  *                                                                   └──▶ rejected/<name> + report or note
  *
+ * A batch's result file dropped back in (its header ends in the result columns) is an operator retry,
+ * never a new batch: retryFromDroppedResultFile (src/retries/) retries its failed or corrected rows,
+ * and the file goes to archive/ (rows retried) or rejected/ (none), its `.retry.txt` report beside it.
+ *
  * The rename into processing/ is the lock: when two watchers go for the same file only one rename
  * succeeds, the other sees ENOENT and moves on. Each claim gets its own sub-folder, so the sheet keeps
  * its own name (the batch's source name) and two sheets of the same name never overwrite each other.
@@ -18,6 +22,7 @@ import path from "node:path";
 import { writeFileAtomic } from "../files/index.js";
 import type { IntakeApi } from "../intake/index.js";
 import type { PipelineSettings } from "../pipeline/index.js";
+import { type ResultFileRetryOutcome, retryFromDroppedResultFile } from "../retries/index.js";
 import { SheetReadError } from "../sheets/index.js";
 import {
   type CurrencyTotals,
@@ -72,6 +77,8 @@ export type SheetIntakeOutcome =
       rows: number;
       totals: CurrencyTotals;
       archivedAs: string;
+      /** A result file dropped back in (an operator retry; `rows` are the rows retried): its report. */
+      retryReport?: string;
     }
   | {
       kind: "rejected";
@@ -141,6 +148,40 @@ export async function createSheetIntake(options: SheetIntakeOptions): Promise<Sh
     return { kind: "rejected", file: name, reason, rejectedAs, notePath, ...extra };
   }
 
+  /** A result file dropped back in: archive/ when rows were retried, else rejected/; its report beside it. */
+  async function settleResultFileRetry(
+    claimed: string,
+    name: string,
+    retry: ResultFileRetryOutcome,
+  ): Promise<SheetIntakeOutcome> {
+    if (retry.retried === 0 || retry.batchId === undefined) {
+      const rejectedAs = await moveTo(folders.rejected, claimed, name);
+      const notePath = `${rejectedAs}.retry.txt`;
+      await writeFileAtomic(notePath, retry.report);
+      const reason = retry.refusal ?? "no row of this result file could be retried (see the report)";
+      log?.warn({ file: name, batchId: retry.batchId, rejectedAs, reason }, "result file: nothing retried");
+      return { kind: "rejected", file: name, reason, rejectedAs, notePath };
+    }
+    const archivedAs = await moveTo(folders.archive, claimed, archivedSheetName(retry.batchId, name));
+    const retryReport = `${archivedAs}.retry.txt`;
+    await writeFileAtomic(retryReport, retry.report);
+    log?.info(
+      { file: name, batchId: retry.batchId, retried: retry.retried, archivedAs, report: retryReport },
+      "result file: rows retried",
+    );
+    return {
+      kind: "accepted",
+      file: name,
+      batchId: retry.batchId,
+      resumed: false,
+      alreadyAccepted: false,
+      rows: retry.retried,
+      totals: retry.totals,
+      archivedAs,
+      retryReport,
+    };
+  }
+
   /** Submits a claimed sheet and moves it on. `resumed`: it was found in processing/ after a crash. */
   async function submitClaimed(claimed: string, name: string, resumed: boolean): Promise<SheetIntakeOutcome> {
     const heartbeat = setInterval(() => void touch(claimed), Math.max(10, Math.floor(leaseMs / 3)));
@@ -151,6 +192,13 @@ export async function createSheetIntake(options: SheetIntakeOptions): Promise<Sh
     try {
       let outcome: SubmitSheetOutcome;
       try {
+        const retry = await retryFromDroppedResultFile({
+          filePath: claimed,
+          fileName: name,
+          api: options.api,
+          pipeline: options.pipeline,
+        });
+        if (retry) return await settleResultFileRetry(claimed, name, retry);
         outcome = await submitSheet({
           sheetPath: claimed,
           api: options.api,

@@ -1,0 +1,437 @@
+/**
+ * A batch's result file dropped back into the inbox with corrected inputs (issue 6, operator
+ * retries): retries exactly the rows that failed (failed, rejected, error, canceled) or that the
+ * operator changed and may be retried, and nothing else. A changed row that was paid or is in flight
+ * is refused, never paid again (DESIGN rules 1 and 4). Which rows: result-file-plan.ts.
+ *
+ * A file is a result file when its header ends in the ten result columns; its batch is the id in its
+ * name (`<sheet>.<batchId>.result.<ext>`, as `payouts` names it, or any generated batch id in a
+ * renamed copy). A changed row is checked again like a new sheet's row (checkRow against the live
+ * accounts, the eligibility tool for faster delivery) before its new attempt; an invalid correction
+ * is refused with its problems. The new attempt replaces the row's instruction and cells atomically
+ * (BatchStore.startNewAttemptWithCorrection), with the next attempt number: a new Idempotency-Key and
+ * the externalId `<reference>-r<attempt>`.
+ */
+import { stat } from "node:fs/promises";
+import path from "node:path";
+import { type BatchStore, enqueueQueuedRows, type RowEnqueuer, type SourceValues } from "../batches/index.js";
+import { undoExcelSafeText } from "../files/index.js";
+import {
+  checkRow,
+  fetchLiveContext,
+  type IntakeApi,
+  type LiveContext,
+  type PayoutInstruction,
+} from "../intake/index.js";
+import { ATTACHMENT_MAX_BYTES } from "../payouts-api/wire-types.js";
+import { openPipeline, type PipelineSettings } from "../pipeline/index.js";
+import { RESULT_COLUMNS } from "../results/index.js";
+import { externalIdFor } from "../row-identity/index.js";
+import {
+  openSheet,
+  type SheetCell,
+  type SheetHeader,
+  SheetReadError,
+  type SheetRow,
+} from "../sheets/index.js";
+import {
+  batchIdCandidates,
+  type DroppedRow,
+  isResultFileHeader,
+  layoutMismatch,
+  type PlannedBatchRow,
+  planResultFileRetry,
+  type RowDecision,
+} from "./result-file-plan.js";
+
+export interface ResultFileRetryOptions {
+  /** The dropped file, where it lies now (processing/). */
+  filePath: string;
+  /** Its name as dropped: the batch id is read from it. Default: the basename of `filePath`. */
+  fileName?: string;
+  /** Live accounts and the eligibility tool, for re-validating corrected rows. */
+  api: IntakeApi;
+  store: BatchStore;
+  enqueuer: RowEnqueuer;
+  /** Live data already fetched (tests); else fetched through `api` when a row needs it. */
+  live?: LiveContext;
+}
+
+/** What happened to one row, as the report shows it. */
+export interface ResultFileRowOutcome {
+  outcome: "retried" | "refused" | "left-alone";
+  /** Row number in the dropped file (absent for a batch row the file left out). */
+  fileRowNumber?: number;
+  /** The batch row's number as the original sheet showed it (absent for a row not in the batch). */
+  batchRowNumber?: number;
+  reference?: string;
+  detail: string;
+  /** Retried rows: the new attempt and its externalId. */
+  attempt?: number;
+  externalId?: string;
+}
+
+export interface ResultFileRetryOutcome {
+  /** The batch the file answers (undefined when no batch it names exists). */
+  batchId: string | undefined;
+  /** Why the whole file was refused without looking at its rows. */
+  refusal?: string;
+  rows: ResultFileRowOutcome[];
+  /** Rows given a new attempt. */
+  retried: number;
+  /** Retried money per currency (minor units), as the intake reports accepted sheets. */
+  totals: Record<string, { rows: number; amount: number }>;
+  /** Jobs handed to the queue. */
+  enqueued: number;
+  /** The report text (for the `.retry.txt` beside the file). */
+  report: string;
+}
+
+/** Whether a file is a result file (its header ends in the result columns). Unreadable files are not. */
+export async function isResultFile(filePath: string): Promise<boolean> {
+  try {
+    return isResultFileHeader((await openSheet(filePath)).header);
+  } catch (err) {
+    if (err instanceof SheetReadError) return false;
+    throw err;
+  }
+}
+
+/**
+ * What the watched folder calls for every sheet it takes: undefined (at once, without Redis) unless
+ * the file is a result file; else opens the pipeline's store and queue for {@link retryFromResultFile}.
+ */
+export async function retryFromDroppedResultFile(
+  options: Omit<ResultFileRetryOptions, "store" | "enqueuer"> & { pipeline: PipelineSettings },
+): Promise<ResultFileRetryOutcome | undefined> {
+  if (!(await isResultFile(options.filePath))) return undefined;
+  const { pipeline: settings, ...rest } = options;
+  const pipeline = openPipeline(settings);
+  try {
+    return await retryFromResultFile({ ...rest, store: pipeline.store, enqueuer: pipeline.enqueuer });
+  } finally {
+    await pipeline.close();
+  }
+}
+
+/**
+ * Handles a dropped result file. Undefined when the file is not a result file (the caller submits it
+ * as a sheet). Throws only what is not the file's fault (Redis, the API): the caller tries again later,
+ * which is safe (a row retried already is `queued` on its new attempt, its corrections recorded, so
+ * it is neither changed nor retryable the second time).
+ */
+export async function retryFromResultFile(
+  options: ResultFileRetryOptions,
+): Promise<ResultFileRetryOutcome | undefined> {
+  const fileName = options.fileName ?? path.basename(options.filePath);
+  let opened: Awaited<ReturnType<typeof openSheet>>;
+  try {
+    opened = await openSheet(options.filePath);
+  } catch (err) {
+    if (err instanceof SheetReadError) return undefined;
+    throw err;
+  }
+  if (!isResultFileHeader(opened.header)) return undefined;
+  const { store } = options;
+  const header = opened.header;
+
+  let batchId: string | undefined;
+  for (const candidate of batchIdCandidates(fileName)) {
+    if (await store.getBatch(candidate)) {
+      batchId = candidate;
+      break;
+    }
+  }
+  const batch = batchId === undefined ? undefined : await store.getBatch(batchId);
+  if (!batch) {
+    return refuseWhole(
+      fileName,
+      undefined,
+      "this is a result file (its last columns are the result columns) but its name carries no batch " +
+        "this service knows; drop the result file as `payouts` named it (<sheet>.<batch id>.result.csv|xlsx). " +
+        "To pay its rows as a new batch instead, delete the result columns and submit it as a new sheet",
+    );
+  }
+  const mismatch = layoutMismatch(batch.sheet, header);
+  if (mismatch) return refuseWhole(fileName, batch.id, mismatch);
+
+  const sourceCount = batch.sheet.columns.length;
+  const keyColumn = header.columns[sourceCount + RESULT_COLUMNS.indexOf("idempotency_key")];
+  const dropped: DroppedRow[] = [];
+  const fileRows = new Map<number, SheetRow>();
+  for await (const row of opened.rows) {
+    const cells = header.columns.slice(0, sourceCount).map((c) => readBack(row.cells[c.key]));
+    const key = keyColumn ? readBack(row.cells[keyColumn.key]).text.trim() : "";
+    dropped.push({ fileRowNumber: row.rowNumber, cells, idempotencyKey: key || undefined });
+    fileRows.set(row.rowNumber, row);
+  }
+
+  const records = await store.listRows(batch.id);
+  const byKey = new Map(records.map((r) => [r.rowKey, r]));
+  const invalidReferences = new Set<string>();
+  for (const invalid of await store.invalidRows(batch.id)) {
+    const reference = invalid.source?.reference;
+    if (typeof reference === "string" && reference.trim()) invalidReferences.add(reference.trim());
+  }
+  const planned: PlannedBatchRow[] = records.map((r) => ({
+    rowKey: r.rowKey,
+    rowNumber: r.rowNumber,
+    source: r.source,
+    state: r.state,
+    attempt: r.attempt,
+    requoteGeneration: r.requoteGeneration,
+    reference: r.instruction.reference,
+  }));
+  const decisions = planResultFileRetry({ batch, rows: planned, invalidReferences, dropped });
+
+  let live = options.live;
+  const rows: ResultFileRowOutcome[] = [];
+  const totals: ResultFileRetryOutcome["totals"] = {};
+  let retried = 0;
+  for (const decision of decisions) {
+    if (decision.kind !== "retry") {
+      rows.push(outcomeOf(decision));
+      continue;
+    }
+    const record = byKey.get(decision.batchRow.rowKey)!;
+    let correction: { instruction: PayoutInstruction; source: SourceValues } | undefined;
+    if (decision.changedColumns.length > 0) {
+      live ??= await fetchLiveContext(options.api);
+      const checked = await recheckRow({
+        row: fileRows.get(decision.row.fileRowNumber)!,
+        header,
+        sourceCount,
+        keys: batch.sheet.keys,
+        live,
+        api: options.api,
+        sheetDir: path.dirname(path.resolve(options.filePath)),
+        original: record.instruction,
+      });
+      if (!checked.ok) {
+        rows.push({
+          ...where(decision),
+          outcome: "refused",
+          detail: `the correction is invalid, nothing was retried: ${checked.problems.join("; ")}`,
+        });
+        continue;
+      }
+      correction = checked;
+    }
+    const note =
+      correction === undefined
+        ? `retry from the result file ${fileName}`
+        : `retry from the result file ${fileName} with corrected ${decision.changedColumns.join(", ")}`;
+    const result = correction
+      ? await store.startNewAttemptWithCorrection(batch.id, record.rowKey, record.attempt, correction, note)
+      : await store.startNewAttempt(batch.id, record.rowKey, record.attempt, note);
+    if (result.outcome !== "ok") {
+      rows.push({
+        ...where(decision),
+        outcome: "left-alone",
+        detail: `it changed meanwhile (now ${result.previous ?? "unknown"}, attempt ${result.attempt ?? "?"}); look again`,
+      });
+      continue;
+    }
+    const attempt = result.attempt ?? record.attempt + 1;
+    const paid = correction?.instruction ?? record.instruction;
+    const externalId = externalIdFor({
+      batchId: batch.id,
+      rowNumber: record.rowNumber,
+      reference: paid.reference,
+      attempt,
+    });
+    retried++;
+    const t = totals[paid.currency] ?? { rows: 0, amount: 0 };
+    t.rows++;
+    t.amount += paid.amount;
+    totals[paid.currency] = t;
+    rows.push({
+      ...where(decision),
+      outcome: "retried",
+      attempt,
+      externalId,
+      detail:
+        `retried as attempt ${attempt} (externalId ${externalId})` +
+        (decision.changedColumns.length > 0
+          ? ` with the corrected ${decision.changedColumns.map((c) => `"${c}"`).join(", ")}`
+          : ` as it was (it was ${record.state})`),
+    });
+  }
+  // Job ids are the rows' keys: rows queued already are not added twice. Queued rows are re-offered
+  // even when nothing was retried now, so a drop interrupted after startNewAttempt and before this
+  // point (then resumed from processing/) still hands its rows to the queue.
+  const enqueued =
+    retried > 0 || records.some((r) => r.state === "queued")
+      ? await enqueueQueuedRows(store, options.enqueuer, batch)
+      : 0;
+  rows.sort(byFileRow);
+  return {
+    batchId: batch.id,
+    rows,
+    retried,
+    totals,
+    enqueued,
+    report: reportText(fileName, batch.id, rows),
+  };
+}
+
+/** A cell as the operator typed it: the `'` our writer put before formula-like text is taken off. */
+function readBack(cell: SheetCell | undefined): SheetCell {
+  if (!cell) return { text: "", kind: "empty" };
+  if (cell.kind !== "string") return cell;
+  const text = undoExcelSafeText(cell.text);
+  return text === cell.text ? cell : { ...cell, text };
+}
+
+interface RecheckInput {
+  row: SheetRow;
+  header: SheetHeader;
+  sourceCount: number;
+  keys: readonly string[];
+  live: LiveContext;
+  api: IntakeApi;
+  sheetDir: string;
+  original: PayoutInstruction;
+}
+
+type Recheck =
+  | { ok: true; instruction: PayoutInstruction; source: SourceValues }
+  | { ok: false; problems: string[] };
+
+/** Validates a corrected row like a new sheet's row; the row keeps its batch number and key. */
+async function recheckRow(input: RecheckInput): Promise<Recheck> {
+  const { row, header } = input;
+  const cells: Record<string, SheetCell> = {};
+  for (const column of header.columns) cells[column.key] = readBack(row.cells[column.key]);
+  const readable: SheetRow = { ...row, cells };
+  const check = checkRow(readable, { live: input.live, header, sheetDir: input.sheetDir });
+  const problems = check.problems.map((p) => `${p.column ? `${p.column}: ` : ""}${p.code}: ${p.message}`);
+  if (!check.instruction || problems.length > 0) {
+    return { ok: false, problems: problems.length > 0 ? problems : ["the row is not valid"] };
+  }
+  let instruction: PayoutInstruction = {
+    ...check.instruction,
+    rowNumber: input.original.rowNumber,
+    rowKey: input.original.rowKey,
+  };
+  const attachmentColumn = header.columns.find((c) => c.canonical === "attachment");
+  const attachmentCell = attachmentColumn ? cells[attachmentColumn.key]?.text.trim() : undefined;
+  const originalAttachment = input.original.attachment;
+  if (
+    check.attachmentFile !== undefined &&
+    originalAttachment?.kind === "file" &&
+    attachmentCell !== undefined &&
+    sameAttachment(originalAttachment.path, attachmentCell)
+  ) {
+    // Unchanged file name: the file next to the original sheet (the dropped copy has none beside it).
+    instruction = { ...instruction, attachment: originalAttachment };
+  } else if (check.attachmentFile !== undefined) {
+    const why = await attachmentProblem(check.attachmentFile);
+    if (why) return { ok: false, problems: [why] };
+  }
+  if (check.needsEligibilityCheck) {
+    const answer = await input.api.tools.fastPaymentEligibility({
+      amount: instruction.amount,
+      deliveryPreference: instruction.deliveryPreference,
+      originatingAccountId: instruction.originatingAccountId,
+      receivingAccountId: instruction.receivingAccountId,
+    });
+    if (!answer.eligible) {
+      const reasons = answer.reasons.map((r) => `${r.code}: ${r.message}`).join("; ");
+      return {
+        ok: false,
+        problems: [
+          `DELIVERY_NOT_ELIGIBLE: this payment is not eligible for ${instruction.deliveryPreference}` +
+            `${reasons ? ` (${reasons})` : ""}; choose the standard speed or leave delivery blank`,
+        ],
+      };
+    }
+  }
+  const source: SourceValues = {};
+  header.columns.slice(0, input.sourceCount).forEach((column, i) => {
+    const cell = cells[column.key];
+    const key = input.keys[i];
+    if (!cell || cell.kind === "empty" || key === undefined) return;
+    source[key] =
+      cell.kind === "number" && cell.number !== undefined && !cell.lossy ? cell.number : cell.text;
+  });
+  return { ok: true, instruction, source };
+}
+
+function sameAttachment(originalPath: string, cellText: string): boolean {
+  return path.basename(originalPath) === path.basename(cellText.replaceAll("\\", "/"));
+}
+
+async function attachmentProblem(file: string): Promise<string | undefined> {
+  const name = path.basename(file);
+  try {
+    const info = await stat(file);
+    if (!info.isFile() || info.size === 0)
+      return `ATTACHMENT_INVALID: attachment "${name}" is not a usable file`;
+    if (info.size > ATTACHMENT_MAX_BYTES) return `ATTACHMENT_TOO_LARGE: attachment "${name}" is too large`;
+    return undefined;
+  } catch {
+    return `ATTACHMENT_NOT_FOUND: attachment file "${name}" was not found; use an att_ id`;
+  }
+}
+
+function where(
+  decision: Exclude<RowDecision, { kind: "not-in-file" }>,
+): Omit<ResultFileRowOutcome, "outcome" | "detail"> {
+  const reference = decision.batchRow?.reference;
+  return {
+    fileRowNumber: decision.row.fileRowNumber,
+    ...(decision.batchRow ? { batchRowNumber: decision.batchRow.rowNumber } : {}),
+    ...(reference ? { reference } : {}),
+  };
+}
+
+function outcomeOf(decision: Exclude<RowDecision, { kind: "retry" }>): ResultFileRowOutcome {
+  if (decision.kind === "not-in-file") {
+    const reference = decision.batchRow.reference;
+    return {
+      outcome: "left-alone",
+      batchRowNumber: decision.batchRow.rowNumber,
+      ...(reference ? { reference } : {}),
+      detail: decision.reason,
+    };
+  }
+  return { ...where(decision), outcome: decision.kind, detail: decision.reason };
+}
+
+function byFileRow(a: ResultFileRowOutcome, b: ResultFileRowOutcome): number {
+  const fa = a.fileRowNumber ?? Number.POSITIVE_INFINITY;
+  const fb = b.fileRowNumber ?? Number.POSITIVE_INFINITY;
+  return fa - fb || (a.batchRowNumber ?? 0) - (b.batchRowNumber ?? 0);
+}
+
+function refuseWhole(fileName: string, batchId: string | undefined, refusal: string): ResultFileRetryOutcome {
+  return {
+    batchId,
+    refusal,
+    rows: [],
+    retried: 0,
+    totals: {},
+    enqueued: 0,
+    report: `${fileName}: nothing was retried: ${refusal}\n`,
+  };
+}
+
+/** The `.retry.txt` text: a summary line, then one line per row, in the dropped file's order. */
+export function reportText(fileName: string, batchId: string, rows: readonly ResultFileRowOutcome[]): string {
+  const count = (o: ResultFileRowOutcome["outcome"]) => rows.filter((r) => r.outcome === o).length;
+  const lines = [
+    `${fileName}: corrected result file of batch ${batchId}`,
+    `${count("retried")} row(s) retried, ${count("refused")} refused, ${count("left-alone")} left alone.`,
+    "",
+  ];
+  for (const r of rows) {
+    const at =
+      r.fileRowNumber !== undefined
+        ? `file row ${r.fileRowNumber}${r.batchRowNumber !== undefined ? ` (batch row ${r.batchRowNumber})` : ""}`
+        : `batch row ${r.batchRowNumber}`;
+    const label = r.outcome === "retried" ? "RETRIED" : r.outcome === "refused" ? "REFUSED" : "left alone";
+    lines.push(`${at}${r.reference ? `, reference ${r.reference}` : ""}: ${label}: ${r.detail}`);
+  }
+  return `${lines.join("\n")}\n`;
+}
