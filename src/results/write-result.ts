@@ -120,9 +120,9 @@ export async function* rowsInSheetOrder(store: BatchStore, batchId: string): Asy
   }
   numbered.sort((a, b) => a.rowNumber - b.rowNumber);
   for (let i = 0; i < numbered.length; i += ROW_CHUNK) {
-    const rows = await Promise.all(
-      numbered.slice(i, i + ROW_CHUNK).map(({ rowKey }) => store.getRow(batchId, rowKey)),
+    yield* await store.rowsPage(
+      batchId,
+      numbered.slice(i, i + ROW_CHUNK).map((n) => n.rowKey),
     );
-    for (const row of rows) if (row) yield row;
   }
 }
