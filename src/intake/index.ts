@@ -6,6 +6,9 @@ export { type PayoutInstruction, RESERVED_METADATA_KEYS, rowKeyOf } from "./payo
 export { PROBLEM_CODES, type Problem, type ProblemCode } from "./problems.js";
 export { defaultReportPath, REPORT_COLUMNS, summaryLines, writeValidationReport } from "./report.js";
 export {
+  type AttachmentVerdict,
+  checkAttachmentFile,
+  eligibilityProblem,
   type IntakeApi,
   type SheetValidation,
   summarizeValidation,

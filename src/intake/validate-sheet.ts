@@ -140,7 +140,26 @@ function finishRow(
   return valid ? { row, problems, instruction } : { row, problems };
 }
 
-type AttachmentVerdict = { ok: true } | { ok: false; code: ProblemCode; message: string };
+export type AttachmentVerdict = { ok: true } | { ok: false; code: ProblemCode; message: string };
+
+/** Asks the service whether a faster variant may be used; the problem to report when it may not. */
+export async function eligibilityProblem(
+  api: IntakeApi,
+  instruction: PayoutInstruction,
+): Promise<{ code: "DELIVERY_NOT_ELIGIBLE"; message: string } | undefined> {
+  const answer = await api.tools.fastPaymentEligibility({
+    amount: instruction.amount,
+    deliveryPreference: instruction.deliveryPreference,
+    originatingAccountId: instruction.originatingAccountId,
+    receivingAccountId: instruction.receivingAccountId,
+  });
+  if (answer.eligible) return undefined;
+  const reasons = answer.reasons.map((r) => `${r.code}: ${r.message}`).join("; ");
+  return {
+    code: "DELIVERY_NOT_ELIGIBLE",
+    message: `this payment is not eligible for ${instruction.deliveryPreference}${reasons ? ` (${reasons})` : ""}; choose the standard speed or leave delivery blank`,
+  };
+}
 
 /** The checks of one row that need I/O: its attachment file on disk, the service's eligibility tool. */
 async function finishRowWithIo(
@@ -165,28 +184,17 @@ async function finishRowWithIo(
       );
   }
   if (instruction && check.needsEligibilityCheck && problems.length === 0) {
-    const answer = await ctx.api.tools.fastPaymentEligibility({
-      amount: instruction.amount,
-      deliveryPreference: instruction.deliveryPreference,
-      originatingAccountId: instruction.originatingAccountId,
-      receivingAccountId: instruction.receivingAccountId,
-    });
-    if (!answer.eligible) {
-      const reasons = answer.reasons.map((r) => `${r.code}: ${r.message}`).join("; ");
+    const refusal = await eligibilityProblem(ctx.api, instruction);
+    if (refusal)
       problems.push(
-        problem(
-          row.rowNumber,
-          columnTitle(ctx.header, "delivery"),
-          "DELIVERY_NOT_ELIGIBLE",
-          `this payment is not eligible for ${instruction.deliveryPreference}${reasons ? ` (${reasons})` : ""}; choose the standard speed or leave delivery blank`,
-        ),
+        problem(row.rowNumber, columnTitle(ctx.header, "delivery"), refusal.code, refusal.message),
       );
-    }
   }
   return finishRow(row, problems, instruction, ctx);
 }
 
-async function checkAttachmentFile(file: string): Promise<AttachmentVerdict> {
+/** An attachment file the worker will upload: present, not empty, within the size limit. */
+export async function checkAttachmentFile(file: string): Promise<AttachmentVerdict> {
   const name = path.basename(file);
   try {
     const info = await stat(file);

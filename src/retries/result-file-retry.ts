@@ -12,18 +12,18 @@
  * (BatchStore.startNewAttemptWithCorrection), with the next attempt number: a new Idempotency-Key and
  * the externalId `<reference>-r<attempt>`.
  */
-import { stat } from "node:fs/promises";
 import path from "node:path";
 import { type BatchStore, enqueueQueuedRows, type RowEnqueuer, type SourceValues } from "../batches/index.js";
 import { undoExcelSafeText } from "../files/index.js";
 import {
+  checkAttachmentFile,
   checkRow,
+  eligibilityProblem,
   fetchLiveContext,
   type IntakeApi,
   type LiveContext,
   type PayoutInstruction,
 } from "../intake/index.js";
-import { ATTACHMENT_MAX_BYTES } from "../payouts-api/wire-types.js";
 import { openPipeline, type PipelineSettings } from "../pipeline/index.js";
 import { RESULT_COLUMNS } from "../results/index.js";
 import { externalIdFor } from "../row-identity/index.js";
@@ -326,26 +326,12 @@ async function recheckRow(input: RecheckInput): Promise<Recheck> {
     // Unchanged file name: the file next to the original sheet (the dropped copy has none beside it).
     instruction = { ...instruction, attachment: originalAttachment };
   } else if (check.attachmentFile !== undefined) {
-    const why = await attachmentProblem(check.attachmentFile);
-    if (why) return { ok: false, problems: [why] };
+    const verdict = await checkAttachmentFile(check.attachmentFile);
+    if (!verdict.ok) return { ok: false, problems: [`${verdict.code}: ${verdict.message}`] };
   }
   if (check.needsEligibilityCheck) {
-    const answer = await input.api.tools.fastPaymentEligibility({
-      amount: instruction.amount,
-      deliveryPreference: instruction.deliveryPreference,
-      originatingAccountId: instruction.originatingAccountId,
-      receivingAccountId: instruction.receivingAccountId,
-    });
-    if (!answer.eligible) {
-      const reasons = answer.reasons.map((r) => `${r.code}: ${r.message}`).join("; ");
-      return {
-        ok: false,
-        problems: [
-          `DELIVERY_NOT_ELIGIBLE: this payment is not eligible for ${instruction.deliveryPreference}` +
-            `${reasons ? ` (${reasons})` : ""}; choose the standard speed or leave delivery blank`,
-        ],
-      };
-    }
+    const refusal = await eligibilityProblem(input.api, instruction);
+    if (refusal) return { ok: false, problems: [`${refusal.code}: ${refusal.message}`] };
   }
   const source: SourceValues = {};
   header.columns.slice(0, input.sourceCount).forEach((column, i) => {
@@ -360,19 +346,6 @@ async function recheckRow(input: RecheckInput): Promise<Recheck> {
 
 function sameAttachment(originalPath: string, cellText: string): boolean {
   return path.basename(originalPath) === path.basename(cellText.replaceAll("\\", "/"));
-}
-
-async function attachmentProblem(file: string): Promise<string | undefined> {
-  const name = path.basename(file);
-  try {
-    const info = await stat(file);
-    if (!info.isFile() || info.size === 0)
-      return `ATTACHMENT_INVALID: attachment "${name}" is not a usable file`;
-    if (info.size > ATTACHMENT_MAX_BYTES) return `ATTACHMENT_TOO_LARGE: attachment "${name}" is too large`;
-    return undefined;
-  } catch {
-    return `ATTACHMENT_NOT_FOUND: attachment file "${name}" was not found; use an att_ id`;
-  }
 }
 
 function where(
