@@ -103,6 +103,17 @@ function parseHistory(text: string | undefined): RowHistoryEntry[] {
     .map((line) => JSON.parse(line) as RowHistoryEntry);
 }
 
+/** What the row scripts answer: {outcome, state before, attempt}. */
+type ScriptOutcome = [string, string, string];
+
+function changeResultOf([outcome, previous, attempt]: ScriptOutcome): RowChangeResult {
+  return {
+    outcome: outcome as RowChangeOutcome,
+    previous: isRowState(previous) ? previous : undefined,
+    attempt: attempt ? Number(attempt) : undefined,
+  };
+}
+
 function batchFromHash(hash: Record<string, string>): BatchRecord | undefined {
   if (!hash.id) return undefined;
   return {
@@ -409,12 +420,8 @@ export class BatchStore {
       TRANSITION_ROW,
       [this.keys.row(batchId, rowKey), this.keys.counts(batchId), this.keys.totals(batchId)],
       args,
-    )) as [string, string, string];
-    return {
-      outcome: result[0] as RowChangeOutcome,
-      previous: isRowState(result[1]) ? result[1] : undefined,
-      attempt: result[2] ? Number(result[2]) : undefined,
-    };
+    )) as ScriptOutcome;
+    return changeResultOf(result);
   }
 
   /**
@@ -432,12 +439,8 @@ export class BatchStore {
       START_NEW_ATTEMPT,
       [this.keys.row(batchId, rowKey), this.keys.counts(batchId), this.keys.totals(batchId)],
       [String(expectedAttempt), this.now().toISOString(), JSON.stringify(note)],
-    )) as [string, string, string];
-    return {
-      outcome: result[0] as RowChangeOutcome,
-      previous: isRowState(result[1]) ? result[1] : undefined,
-      attempt: result[2] ? Number(result[2]) : undefined,
-    };
+    )) as ScriptOutcome;
+    return changeResultOf(result);
   }
 
   /**
@@ -481,12 +484,8 @@ export class BatchStore {
         instruction.currency,
         String(instruction.amount),
       ],
-    )) as [string, string, string];
-    return {
-      outcome: result[0] as RowChangeOutcome,
-      previous: isRowState(result[1]) ? result[1] : undefined,
-      attempt: result[2] ? Number(result[2]) : undefined,
-    };
+    )) as ScriptOutcome;
+    return changeResultOf(result);
   }
 
   // ---- attachments --------------------------------------------------------------------------------
