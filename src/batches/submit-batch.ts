@@ -96,21 +96,19 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
   const now = options.now ?? (() => new Date());
   const instructions = await collect(options.instructions);
   const invalidRows = options.invalidRows ?? [];
+  const finishEarlier = async (earlier: BatchRecord): Promise<SubmitBatchResult> => ({
+    batchId: earlier.id,
+    resumed: true,
+    rowCount: earlier.rowCount,
+    invalidCount: earlier.invalidCount,
+    enqueued: await resumeBatch(store, enqueuer, earlier.id, instructions),
+  });
 
   const earlierId = await store.batchIdForFile(options.fileSha256);
   if (earlierId !== undefined) {
     const earlier = await store.getBatch(earlierId);
-    if (earlier && !earlier.enqueueComplete) {
-      // The same file again while its first submission is unfinished: finish that one, never a second.
-      const enqueued = await resumeBatch(store, enqueuer, earlierId, instructions);
-      return {
-        batchId: earlierId,
-        resumed: true,
-        rowCount: earlier.rowCount,
-        invalidCount: earlier.invalidCount,
-        enqueued,
-      };
-    }
+    // The same file again while its first submission is unfinished: finish that one, never a second.
+    if (earlier && !earlier.enqueueComplete) return finishEarlier(earlier);
     if (earlier && !options.allowDuplicateFile) throw new DuplicateFileError(earlierId);
   }
 
@@ -150,14 +148,7 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
     const earlier = await batchRecordOf(store, holder);
     if (earlier && !options.allowDuplicateFile) {
       if (earlier.enqueueComplete) throw new DuplicateFileError(holder);
-      const enqueued = await resumeBatch(store, enqueuer, holder, instructions);
-      return {
-        batchId: holder,
-        resumed: true,
-        rowCount: earlier.rowCount,
-        invalidCount: earlier.invalidCount,
-        enqueued,
-      };
+      return finishEarlier(earlier);
     }
     await store.claimFile(options.fileSha256, batchId, true);
   }
