@@ -409,7 +409,8 @@ const PLAIN_EVIDENCE = /^[0-9]*\.?[0-9]*$/;
 
 /** The full reading behind `amountConventionEvidence`; exported for the property tests of its fast path. */
 export function amountConventionEvidenceInFull(text: string): "dot" | "comma" | null {
-  const core = text.replace(/[^0-9.,]/g, "");
+  // A symbol's own dot (`Fr.`, `kr.`) is not a decimal mark: drop the decoration before counting marks.
+  const core = withoutDecoration(text.trim()).replace(/[^0-9.,]/g, "");
   const commaCount = count(core, ",");
   const dotCount = count(core, ".");
   if (commaCount > 0 && dotCount > 0) return core.lastIndexOf(",") > core.lastIndexOf(".") ? "comma" : "dot";
@@ -419,6 +420,22 @@ export function amountConventionEvidenceInFull(text: string): "dot" | "comma" | 
   const [before = "", after = ""] = core.split(mark);
   if (couldBeThousands(before, after)) return null;
   return mark === "," ? "comma" : "dot";
+}
+
+/** The text without one leading or trailing currency code or symbol, whichever currency it names. */
+function withoutDecoration(text: string): string {
+  const code = LEADING_CODE.exec(text) ?? TRAILING_CODE.exec(text);
+  if (code) {
+    const [, a = "", b = ""] = code;
+    const [candidate, rest] = THREE_LETTERS.test(a) && !THREE_LETTERS.test(b) ? [a, b] : [b, a];
+    if (currencyExponent(candidate.toUpperCase()) !== undefined) return rest;
+  }
+  const lower = text.toLowerCase();
+  for (const [symbol, symbolLower] of SYMBOLS_LOWER) {
+    if (lower.startsWith(symbolLower)) return text.slice(symbol.length);
+    if (lower.endsWith(symbolLower)) return text.slice(0, text.length - symbol.length);
+  }
+  return text;
 }
 
 /** Collects convention evidence over a sheet's amount column and decides its `AmountConvention`. */

@@ -215,3 +215,21 @@ describe("amount convention", () => {
     expect(tally.convention).toBe("mixed");
   });
 });
+
+describe("convention evidence ignores a currency symbol's own dot", () => {
+  it("reads no decimal mark from `Fr.` or `kr.` themselves", () => {
+    expect(amountConventionEvidence("Fr. 1.500")).toBeNull();
+    expect(amountConventionEvidence("1,500 Fr.")).toBeNull();
+    expect(amountConventionEvidence("kr. 1.500")).toBeNull();
+    expect(amountConventionEvidence("Fr. 12.50")).toBe("dot");
+    expect(amountConventionEvidence("12,50 kr.")).toBe("comma");
+    expect(amountConventionEvidence("CHF 1.500")).toBeNull();
+  });
+
+  it("so a CHF sheet whose only amount is `Fr. 1.500` finds it ambiguous, not 1500.00", () => {
+    const tally = new AmountConventionTally();
+    tally.addAmountText("Fr. 1.500");
+    const parsed = parseAmount("Fr. 1.500", "CHF", tally.convention);
+    expect(parsed).toMatchObject({ ok: false, code: "AMOUNT_AMBIGUOUS" });
+  });
+});
