@@ -73,7 +73,7 @@ export interface DroppedRow {
 export type PlannedBatchRow = Pick<
   RowRecord,
   "rowKey" | "rowNumber" | "source" | "state" | "attempt" | "requoteGeneration"
-> & { reference: string | undefined };
+> & { reference: string | undefined; errorCode?: string | undefined };
 
 export type RowDecision =
   /** A new attempt; `changedColumns` empty: as recorded, else re-validated with the corrections first. */
@@ -150,7 +150,7 @@ export function planResultFileRetry(input: PlanInput): RowDecision[] {
       continue;
     }
     const changedColumns = changedColumnsOf(batch.sheet, batchRow.source, row.cells);
-    const why = whyNotRetryable(batchRow.state);
+    const why = whyNotRetryable(batchRow.state, batchRow.errorCode);
     if (why === undefined) {
       decisions.push({ kind: "retry", row, batchRow, changedColumns });
     } else if (changedColumns.length > 0) {

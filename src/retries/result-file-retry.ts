@@ -180,6 +180,7 @@ export async function retryFromResultFile(
     state: r.state,
     attempt: r.attempt,
     requoteGeneration: r.requoteGeneration,
+    errorCode: r.errorCode,
     reference: r.instruction.reference,
   }));
   const decisions = planResultFileRetry({ batch, rows: planned, invalidReferences, dropped });

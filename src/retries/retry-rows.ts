@@ -72,6 +72,6 @@ export async function retryRows(options: RetryRowsOptions): Promise<RetryRowsRes
   leftAlone.sort((a, b) => a.rowNumber - b.rowNumber);
   // Every queued row of the batch is (re-)offered: job ids are the rows' keys, so rows already in
   // the queue are not added twice, and a retry interrupted before this point is completed by the next.
-  const enqueued = retried.length > 0 ? await enqueueQueuedRows(store, options.enqueuer, batch) : 0;
+  const enqueued = await enqueueQueuedRows(store, options.enqueuer, batch);
   return { kind: "done", batchId, retried, leftAlone, enqueued };
 }

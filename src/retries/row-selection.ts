@@ -37,6 +37,8 @@ export interface RetryCandidate {
   rowKey: string;
   state: RowState;
   attempt: number;
+  /** The code the row ended with, when it ended in one. */
+  errorCode?: string | undefined;
 }
 
 export interface LeftAlone {
@@ -49,8 +51,17 @@ export interface RetryPlan {
   leftAlone: LeftAlone[];
 }
 
-/** Why a row in `state` gets no new attempt, or undefined when it may be retried. */
-export function whyNotRetryable(state: RowState): string | undefined {
+/**
+ * The code of a row rejected because its reference already names someone else's payment. A new
+ * attempt would be paid under `<reference>-r<n>`, a fresh externalId: the invoice would be paid twice.
+ */
+export const REFERENCE_REUSED = "REFERENCE_REUSED";
+
+/** Why a row in `state` (ended with `errorCode`) gets no new attempt, or undefined when it may be retried. */
+export function whyNotRetryable(state: RowState, errorCode?: string): string | undefined {
+  if (errorCode === REFERENCE_REUSED) {
+    return "its reference was already used by an earlier payment (see error_message): a new attempt would pay that invoice again; if it really is a new payout, submit it in a new sheet with a new reference";
+  }
   if (RETRYABLE_ROW_STATES.includes(state)) return undefined;
   switch (state) {
     case "completed":
@@ -76,7 +87,7 @@ export function planRetry(
   const byNumber = new Map(rows.map((r) => [r.rowNumber, r]));
   const plan: RetryPlan = { retry: [], leftAlone: [] };
   if (requested === undefined) {
-    plan.retry = rows.filter((r) => whyNotRetryable(r.state) === undefined);
+    plan.retry = rows.filter((r) => whyNotRetryable(r.state, r.errorCode) === undefined);
     return plan;
   }
   for (const rowNumber of requested) {
@@ -90,7 +101,7 @@ export function planRetry(
       });
       continue;
     }
-    const why = whyNotRetryable(row.state);
+    const why = whyNotRetryable(row.state, row.errorCode);
     if (why === undefined) plan.retry.push(row);
     else plan.leftAlone.push({ rowNumber, reason: why });
   }

@@ -122,6 +122,18 @@ describe("row changes", () => {
     expect((await store.startNewAttempt(batchId, a, 1)).outcome).toBe("stale");
   });
 
+  it("never starts a new attempt for a row whose reference names someone else's payment", async () => {
+    const { batchId, rows } = await newBatch();
+    const key = rows[0]!.rowKey;
+    await store.changeRow(batchId, key, {
+      to: "rejected",
+      fields: { errorCode: "REFERENCE_REUSED", errorMessage: "already used by pay_old" },
+    });
+    // A new attempt would send <reference>-r2, a fresh externalId: the old invoice would be paid again.
+    expect((await store.startNewAttempt(batchId, key, 1)).outcome).toBe("refused");
+    expect(await store.getRow(batchId, key)).toMatchObject({ state: "rejected", attempt: 1 });
+  });
+
   it("keeps concurrent changes consistent: counts always add up to the rows", async () => {
     const rows = Array.from({ length: 50 }, () => instruction());
     const { batchId } = await newBatch(rows);

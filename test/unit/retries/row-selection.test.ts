@@ -50,4 +50,12 @@ describe("which rows a retry touches", () => {
     expect(reasons[10]).toMatch(/invalid in the sheet/);
     expect(reasons[42]).toMatch(/no such row/);
   });
+
+  it("never retries a row rejected because its reference was used before, asked or not", () => {
+    const reused = [{ ...row(3, "rejected"), errorCode: "REFERENCE_REUSED" }, row(4, "rejected")];
+    expect(planRetry(reused, new Set()).retry.map((r) => r.rowNumber)).toEqual([4]);
+    const asked = planRetry(reused, new Set(), [3]);
+    expect(asked.retry).toEqual([]);
+    expect(asked.leftAlone[0]?.reason).toMatch(/reference was already used/);
+  });
 });
