@@ -266,8 +266,12 @@ export class BatchStore {
         rowKeys.push(this.keys.row(batchId, row.rowKey));
         args.push(row.currency, String(row.amount));
       }
-      // The static part is identical on every write; the mutable part is only created if absent.
-      await this.redis.hset(this.keys.rows(batchId), ...statics);
+      // Both parts are only created if absent: a resumed submission or a recovery must never put back
+      // the original of a row an operator corrected since (startNewAttemptWithCorrection).
+      const writeOnce = this.redis.pipeline();
+      for (let j = 0; j < statics.length; j += 2)
+        writeOnce.hsetnx(this.keys.rows(batchId), statics[j]!, statics[j + 1]!);
+      for (const [err] of (await writeOnce.exec()) ?? []) if (err) throw err;
       created += Number(
         await runScript(
           this.redis,

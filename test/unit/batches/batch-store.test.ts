@@ -134,6 +134,21 @@ describe("row changes", () => {
     expect(await store.getRow(batchId, key)).toMatchObject({ state: "rejected", attempt: 1 });
   });
 
+  it("keeps an operator's correction when the rows are recorded again (resume, recover)", async () => {
+    const { batchId, rows } = await newBatch();
+    const original = rows[0]!;
+    await store.changeRow(batchId, original.rowKey, { to: "failed" });
+    const corrected = { ...original, amount: original.amount + 500 };
+    expect(
+      (await store.startNewAttemptWithCorrection(batchId, original.rowKey, 1, { instruction: corrected }))
+        .outcome,
+    ).toBe("ok");
+    await store.recordRows(batchId, rows);
+    const row = await store.getRow(batchId, original.rowKey);
+    expect(row).toMatchObject({ attempt: 2, state: "queued" });
+    expect(row?.instruction.amount).toBe(corrected.amount);
+  });
+
   it("keeps concurrent changes consistent: counts always add up to the rows", async () => {
     const rows = Array.from({ length: 50 }, () => instruction());
     const { batchId } = await newBatch(rows);
