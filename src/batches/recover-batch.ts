@@ -81,8 +81,7 @@ export async function recoverBatch(options: RecoverBatchOptions): Promise<Recove
       reference: row.instruction.reference,
       attempt: row.attempt,
     });
-    const candidates = byRow.get(rowMetadataValue(row.rowKey)) ?? [];
-    const payment = candidates.find((p) => p.externalId === externalId);
+    const payment = paymentOfRow(byRow.get(rowMetadataValue(row.rowKey)) ?? [], externalId);
     if (payment) {
       if ((await adoptPayment(store, row, payment, "recovered from the ledger")).outcome === "ok") adopted++;
     } else {
@@ -128,4 +127,20 @@ export async function recoverBatch(options: RecoverBatchOptions): Promise<Recove
   const enqueued = batch ? await enqueueQueuedRows(store, options.enqueuer, batch) : 0;
   await store.markEnqueueComplete(batchId);
   return { batchId, rows: rows.length, adopted, rejected, enqueued };
+}
+
+/**
+ * Which of the ledger's payments for one row the rebuilt row takes. The archive knows only attempt 1,
+ * but an operator retry may have paid a later attempt (`<reference>-r2`): a payment that is not
+ * failed or canceled wins whatever its attempt (the latest first), so recovery never queues a row
+ * that is already paid; else this attempt's own payment, else the latest.
+ */
+function paymentOfRow(candidates: readonly Payment[], externalId: string): Payment | undefined {
+  const attemptOf = (p: Payment) => Number(p.metadata?.payouts_attempt ?? 1);
+  const latestFirst = [...candidates].sort((a, b) => attemptOf(b) - attemptOf(a));
+  return (
+    latestFirst.find((p) => p.status !== "failed" && p.status !== "canceled") ??
+    candidates.find((p) => p.externalId === externalId) ??
+    latestFirst[0]
+  );
 }
