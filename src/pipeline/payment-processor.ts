@@ -82,13 +82,17 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 
 /**
- * Not caused by the row although final by HTTP status: an unknown API key, or an answer we could not
- * read (the payment may exist). Those retry and, on the last try, end in `error`, never `rejected`.
+ * Not caused by the row although final by HTTP status: an unknown API key, an answer we could not
+ * read, or a duplicate externalId whose payment the look-up did not show yet (the payment may exist).
+ * Those retry and, on the last try, end in `error`, never `rejected`.
  */
 function isFinalForRow(err: PayoutsApiError): boolean {
   if (!isFinalError(err)) return false;
   if (err.status === 401) return false;
   if (err.code === "INVALID_RESPONSE") return false;
+  // The service says a payment with our externalId exists but the look-up did not show it yet: it may
+  // be our own, still committing. Retrying looks again; rejecting would hide a payment that exists.
+  if (err.code === "DUPLICATE_EXTERNAL_ID") return false;
   return true;
 }
 
