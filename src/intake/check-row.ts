@@ -119,6 +119,24 @@ export function checkRow(row: SheetRow, ctx: RowCheckContext): RowCheck {
     return column ? `${column.letter}${row.rowNumber}` : name;
   };
 
+  // A value right of the last headed column has no meaning we could give it, and in a CSV it is the
+  // mark of a field split by an unquoted comma (`1,250.00` read as amount 1 and one cell too many):
+  // never pay such a row.
+  if (row.unheaded) {
+    for (const [letter, cell] of Object.entries(row.unheaded)) {
+      if (cell.kind === "empty" || cell.text.trim() === "") continue;
+      problems.push(
+        problem(
+          row.rowNumber,
+          `column ${letter}`,
+          "UNHEADED_CELL",
+          `cell ${letter}${row.rowNumber} holds "${cell.text.trim()}" but its column has no header; usually a comma inside an unquoted value (such as 1,250.00) split it: quote that value, remove the thousands separator, or give the column a header`,
+        ),
+      );
+      break;
+    }
+  }
+
   // Error cells first: a #REF! amount must say #REF!, not "amount missing". (Made only when a row has
   // one: most rows have none.)
   let broken: Set<string> | undefined;

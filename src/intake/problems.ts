@@ -18,6 +18,7 @@ export const PROBLEM_CODES = [
   "TOO_MANY_METADATA_COLUMNS",
   // cells
   "CELL_ERROR",
+  "UNHEADED_CELL",
   "ID_PRECISION_LOST",
   // reference
   "REFERENCE_INVALID",

@@ -258,3 +258,19 @@ describe("an ERP export whose decimal mark cannot be told", () => {
     expect(rowOf(outcome, 4).instruction).toMatchObject({ amount: 25000, rowKey: "#4" });
   });
 });
+
+describe("a hand-typed CSV with an unquoted thousands comma", () => {
+  it("refuses the row instead of paying 1.00 for 1,250.00", async () => {
+    const file = await writeText(
+      temp.dir,
+      "unquoted-comma.csv",
+      "reference,from_account,to_account,amount,payer_memo\nr1,ops-checking,vendor-ach,1,250.00,Invoice 7\nr2,ops-checking,vendor-ach,80.00,Invoice 8\n",
+    );
+    const outcome = await validateAll(file, env.client);
+    const r1 = rowOf(outcome, 2);
+    expect(r1.instruction).toBeUndefined();
+    expect(r1.problems.map((p) => [p.row, p.column, p.code])).toEqual([[2, "column F", "UNHEADED_CELL"]]);
+    expect(r1.problems[0]?.message).toContain('"Invoice 7"');
+    expect(rowOf(outcome, 3).instruction).toMatchObject({ amount: 8000 });
+  });
+});

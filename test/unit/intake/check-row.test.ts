@@ -387,10 +387,17 @@ const IO_CODES: ProblemCode[] = [
   "ATTACHMENT_TOO_LARGE",
 ];
 const HEADER_CODES: ProblemCode[] = ["COLUMN_MISSING", "METADATA_KEY_INVALID", "TOO_MANY_METADATA_COLUMNS"];
+/** Codes about cells outside the header, tested on their own below. */
+const UNHEADED_CODES: ProblemCode[] = ["UNHEADED_CELL"];
 
 describe("checkRow: one problem per mistake, with row, column title and a plain sentence", () => {
   it("covers every problem code that the pure rules can emit", () => {
-    const covered = new Set<ProblemCode>([...ROW_CASES.map((c) => c.code), ...HEADER_CODES, ...IO_CODES]);
+    const covered = new Set<ProblemCode>([
+      ...ROW_CASES.map((c) => c.code),
+      ...HEADER_CODES,
+      ...IO_CODES,
+      ...UNHEADED_CODES,
+    ]);
     expect(PROBLEM_CODES.filter((code) => !covered.has(code))).toEqual([]);
   });
 
@@ -735,5 +742,24 @@ describe("checkHeader", () => {
         message: expect.stringContaining(`${room + 1} metadata columns; at most ${room} fit`),
       },
     ]);
+  });
+});
+
+describe("checkRow: cells right of the header", () => {
+  it("refuses a row with a value in a column that has no header, naming the cell", () => {
+    const row = makeRow({ amount: "1" });
+    row.unheaded = { M: { text: "250.00", kind: "string" } };
+    const result = checkRow(row, { live, header: HEADER, sheetDir: SHEET_DIR });
+    expect(result.instruction).toBeUndefined();
+    expect(result.problems).toEqual([
+      { row: ROW, column: "column M", code: "UNHEADED_CELL", message: expect.any(String) },
+    ]);
+    expect(result.problems[0]?.message).toContain(`M${ROW}`);
+  });
+
+  it("ignores blank cells there", () => {
+    const row = makeRow();
+    row.unheaded = { M: { text: "  ", kind: "string" } };
+    expect(checkRow(row, { live, header: HEADER, sheetDir: SHEET_DIR }).instruction).toBeDefined();
   });
 });
