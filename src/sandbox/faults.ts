@@ -1,7 +1,10 @@
 /**
  * Fault injection: what the sandbox does wrong on purpose so clients can prove their retry and
- * deduplication logic. Random rates for demos, counters for deterministic tests.
+ * deduplication logic. Random rates for demos, counters for deterministic tests, and a real request-rate
+ * limit (`rateLimitPerSecond`) for showing an adaptive client against it.
  */
+import type { TokenBucket } from "./rate-limit.js";
+
 export interface FaultConfig {
   /** Added before every response: a fixed delay or a uniform random one in [min, max] ms. */
   latencyMs: number | [number, number];
@@ -9,6 +12,8 @@ export interface FaultConfig {
   errorRate5xx: number;
   /** Share (0..1) of requests answered 429 `rate_limit_error` with `Retry-After: 1`. */
   rateLimitRate: number;
+  /** Requests per second allowed over all API requests (token bucket, one second of burst); 0 = no limit. */
+  rateLimitPerSecond: number;
   /** Share (0..1) of successful `POST /payments` whose connection is destroyed after the payment is stored. */
   dropAfterStoreRate: number;
   /** Share (0..1) of webhook deliveries sent twice (same messageId). */
@@ -27,6 +32,7 @@ export const NO_FAULTS: Readonly<FaultConfig> = {
   latencyMs: 0,
   errorRate5xx: 0,
   rateLimitRate: 0,
+  rateLimitPerSecond: 0,
   dropAfterStoreRate: 0,
   duplicateWebhookRate: 0,
   shuffleWebhooks: false,
@@ -75,6 +81,11 @@ export function mergeFaults(base: FaultConfig, patch: Partial<FaultConfig>): Fau
       case "duplicateWebhookRate":
         next[key] = rate(key, value);
         break;
+      case "rateLimitPerSecond":
+        if (typeof value !== "number" || !Number.isFinite(value) || value < 0)
+          throw new RangeError("rateLimitPerSecond must be a non-negative number (0 = no limit)");
+        next.rateLimitPerSecond = value;
+        break;
       case "shuffleWebhooks":
         if (typeof value !== "boolean") throw new RangeError("shuffleWebhooks must be a boolean");
         next.shuffleWebhooks = value;
@@ -98,21 +109,33 @@ export function latencyFor(faults: FaultConfig, random: () => number = Math.rand
   return l[0] + random() * (l[1] - l[0]);
 }
 
-/** Decides the request-level fault for one request, consuming a deterministic counter if one is set. */
+/** A request-level fault: 503, or 429 with the `Retry-After` seconds to send. */
+export type RequestFault = { status: 503 } | { status: 429; retryAfterSeconds: number };
+
+/**
+ * Decides the request-level fault for one request, consuming a deterministic counter if one is set.
+ * `bucket` enforces `rateLimitPerSecond`; a request refused by another fault takes no token.
+ */
 export function requestFault(
   faults: FaultConfig,
   random: () => number = Math.random,
-): "503" | "429" | undefined {
+  bucket?: TokenBucket,
+): RequestFault | undefined {
   if (faults.failNextRequests > 0) {
     faults.failNextRequests--;
-    return "503";
+    return { status: 503 };
   }
   if (faults.rateLimitNextRequests > 0) {
     faults.rateLimitNextRequests--;
-    return "429";
+    return { status: 429, retryAfterSeconds: 1 };
   }
-  if (faults.errorRate5xx > 0 && random() < faults.errorRate5xx) return "503";
-  if (faults.rateLimitRate > 0 && random() < faults.rateLimitRate) return "429";
+  if (faults.errorRate5xx > 0 && random() < faults.errorRate5xx) return { status: 503 };
+  if (faults.rateLimitRate > 0 && random() < faults.rateLimitRate)
+    return { status: 429, retryAfterSeconds: 1 };
+  if (bucket && faults.rateLimitPerSecond > 0) {
+    const decision = bucket.take(faults.rateLimitPerSecond);
+    if (!decision.ok) return { status: 429, retryAfterSeconds: decision.retryAfterSeconds };
+  }
   return undefined;
 }
 

@@ -6,8 +6,8 @@
 import { createHash } from "node:crypto";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
-/** Above this many records, expired ones are dropped before a new key is stored. */
-const SWEEP_THRESHOLD = 10_000;
+/** At most this many reused keys are listed as evidence; the count stays exact beyond it. */
+export const REUSED_KEYS_LISTED = 100;
 
 export interface StoredResponse {
   status: number;
@@ -17,6 +17,8 @@ export interface StoredResponse {
 interface IdempotencyRecord {
   fingerprint: string;
   inFlight: boolean;
+  /** Released after a server error: any request may claim the key again (kept as reuse evidence). */
+  released?: boolean;
   response?: StoredResponse;
   expiresAtMs: number;
 }
@@ -48,6 +50,18 @@ export function requestFingerprint(parts: { route: string; entityId: string; bod
 
 export class IdempotencyStore {
   private readonly records = new Map<string, IdempotencyRecord>();
+  /**
+   * Expiry queue in claim order (every record has the same TTL, so the oldest expiry is first): a
+   * sweep pops expired entries from the head and stops at the first live one, O(1) amortised per
+   * claim. An entry whose record was claimed again since is stale and only popped.
+   */
+  private queueSlots: string[] = [];
+  private queueExpiry: number[] = [];
+  private queueHead = 0;
+  private inFlight = 0;
+  /** Slots seen with two different requests, and the first few keys, for `GET /_sandbox/stats`. */
+  private readonly reusedSlots = new Set<string>();
+  private readonly reusedKeysListed: string[] = [];
 
   constructor(
     private readonly now: () => number,
@@ -62,37 +76,89 @@ export class IdempotencyStore {
   claim(partnerKey: string, key: string, fingerprint: string): ClaimResult {
     const slot = IdempotencyStore.slot(partnerKey, key);
     const existing = this.records.get(slot);
-    if (existing && existing.expiresAtMs > this.now()) {
-      if (existing.fingerprint !== fingerprint) return { kind: "mismatch" };
-      if (existing.inFlight || !existing.response) return { kind: "in-progress" };
-      return { kind: "replay", response: existing.response };
+    const now = this.now();
+    if (existing && existing.expiresAtMs > now) {
+      if (existing.fingerprint !== fingerprint) this.noteReuse(slot, key);
+      if (!existing.released) {
+        if (existing.fingerprint !== fingerprint) return { kind: "mismatch" };
+        if (existing.inFlight || !existing.response) return { kind: "in-progress" };
+        return { kind: "replay", response: existing.response };
+      }
     }
-    if (this.records.size >= SWEEP_THRESHOLD) this.sweep();
-    this.records.set(slot, { fingerprint, inFlight: true, expiresAtMs: this.now() + this.ttlMs });
+    this.sweep();
+    if (existing?.inFlight) this.inFlight--;
+    const expiresAtMs = now + this.ttlMs;
+    this.records.set(slot, { fingerprint, inFlight: true, expiresAtMs });
+    this.queueSlots.push(slot);
+    this.queueExpiry.push(expiresAtMs);
+    this.inFlight++;
     return { kind: "claimed" };
   }
 
   complete(partnerKey: string, key: string, response: StoredResponse): void {
     const record = this.records.get(IdempotencyStore.slot(partnerKey, key));
     if (!record) return;
+    if (record.inFlight) this.inFlight--;
     record.inFlight = false;
     record.response = response;
   }
 
-  /** Forget a claim whose response must not be replayed (a server error). */
+  /** Forget a claim's response, which must not be replayed (a server error); any request may claim the key again. */
   release(partnerKey: string, key: string): void {
-    this.records.delete(IdempotencyStore.slot(partnerKey, key));
+    const record = this.records.get(IdempotencyStore.slot(partnerKey, key));
+    if (!record) return;
+    if (record.inFlight) this.inFlight--;
+    record.inFlight = false;
+    record.released = true;
+    delete record.response;
   }
 
   inFlightCount(): number {
-    let n = 0;
-    for (const r of this.records.values()) if (r.inFlight) n++;
-    return n;
+    return this.inFlight;
   }
 
-  /** Drops expired records; called opportunistically so memory stays bounded. */
+  /** Records currently kept (live or not yet swept). */
+  size(): number {
+    return this.records.size;
+  }
+
+  /** Distinct keys ever seen with two different requests, and the first `REUSED_KEYS_LISTED` of them. */
+  reuseEvidence(): { count: number; keys: string[] } {
+    return { count: this.reusedSlots.size, keys: [...this.reusedKeysListed] };
+  }
+
+  private noteReuse(slot: string, key: string): void {
+    if (this.reusedSlots.has(slot)) return;
+    this.reusedSlots.add(slot);
+    if (this.reusedKeysListed.length < REUSED_KEYS_LISTED) this.reusedKeysListed.push(key);
+  }
+
+  /** Drops expired records from the oldest on; stops at the first live one, so memory stays bounded cheaply. */
   sweep(): void {
     const now = this.now();
-    for (const [slot, r] of this.records) if (!r.inFlight && r.expiresAtMs <= now) this.records.delete(slot);
+    let head = this.queueHead;
+    const slots = this.queueSlots;
+    const expiry = this.queueExpiry;
+    const end = slots.length; // entries pushed back below are looked at next time, not again now
+    while (head < end && (expiry[head] as number) <= now) {
+      const slot = slots[head] as string;
+      const at = expiry[head] as number;
+      head++;
+      const record = this.records.get(slot);
+      if (!record || record.expiresAtMs !== at) continue;
+      if (record.inFlight) {
+        // Still being answered: look again on a later sweep.
+        slots.push(slot);
+        expiry.push(at);
+        continue;
+      }
+      this.records.delete(slot);
+    }
+    if (head > 1024 && head * 2 > slots.length) {
+      this.queueSlots = slots.slice(head);
+      this.queueExpiry = expiry.slice(head);
+      head = 0;
+    }
+    this.queueHead = head;
   }
 }

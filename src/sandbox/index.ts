@@ -7,9 +7,11 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type FaultConfig, mergeFaults, NO_FAULTS } from "./faults.js";
 import { DEFAULT_CLOCK, PaymentProgression } from "./progression.js";
+import { TokenBucket } from "./rate-limit.js";
 import { loadDefaultSeed, parseSeed, type SandboxSeed } from "./seed.js";
 import { createRequestHandler } from "./server.js";
 import { SandboxState } from "./state.js";
+import { RequestStats, type SandboxStats } from "./stats.js";
 import { DEFAULT_FX_QUOTE_TTL_MS } from "./tools.js";
 import { DEFAULT_WEBHOOK_RETRY, WebhookDeliverer } from "./webhook-delivery.js";
 
@@ -32,6 +34,7 @@ export {
 } from "./seed.js";
 export { mintSonarToken, verifySonarToken } from "./sonar.js";
 export { SandboxState } from "./state.js";
+export type { RequestCounts, RequestKind, SandboxStats } from "./stats.js";
 export { signWebhookBody } from "./webhook-delivery.js";
 
 export interface SandboxLogger {
@@ -72,6 +75,10 @@ export interface RunningSandbox {
   sandbox: true;
   state: SandboxState;
   setFaults(f: Partial<FaultConfig>): void;
+  /** Requests by kind, 429s, Idempotency-Key reuse evidence and payments stored (as `GET /_sandbox/stats`). */
+  stats(): SandboxStats;
+  /** Starts the request counters again (as `DELETE /_sandbox/stats`); reuse evidence is never reset. */
+  resetStats(): void;
   close(): Promise<void>;
 }
 
@@ -83,6 +90,15 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
   const setFaults = (patch: Partial<FaultConfig>): FaultConfig => {
     faults = mergeFaults(faults, patch);
     return faults;
+  };
+  const requestStats = new RequestStats();
+  const snapshot = (): SandboxStats => {
+    const reuse = state.idempotency.reuseEvidence();
+    return {
+      requests: requestStats.snapshot(),
+      idempotency: { keysReusedWithDifferentRequest: reuse.count, reusedKeys: reuse.keys },
+      payments: { stored: state.payments.size },
+    };
   };
   const progression = new PaymentProgression(state, { ...DEFAULT_CLOCK, ...opts.clock });
   const deliverer = new WebhookDeliverer(
@@ -101,6 +117,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
       progression,
       fxQuoteTtlMs: opts.fxQuoteTtlMs ?? DEFAULT_FX_QUOTE_TTL_MS,
       baseUrl: () => baseUrl,
+      stats: requestStats,
+      snapshot,
+      bucket: new TokenBucket(),
       ...(opts.logger ? { logger: opts.logger } : {}),
     }),
   );
@@ -131,6 +150,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     setFaults: (f) => {
       setFaults(f);
     },
+    stats: snapshot,
+    resetStats: () => requestStats.reset(),
     close: () => {
       closing ??= new Promise<void>((resolve) => {
         unsubscribe();

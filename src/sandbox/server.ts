@@ -33,8 +33,10 @@ import { newId } from "./ids.js";
 import { parseListQuery } from "./pagination.js";
 import { createPayment, listPayments, paymentOf, updatePayment } from "./payments.js";
 import type { PaymentProgression } from "./progression.js";
+import type { TokenBucket } from "./rate-limit.js";
 import { mintSonarToken, verifySonarToken } from "./sonar.js";
 import type { SandboxState } from "./state.js";
+import { type RequestStats, requestKind, type SandboxStats } from "./stats.js";
 import { deliveryEstimate, fastPaymentEligibilityTool, feeCalculator, fxQuote } from "./tools.js";
 import { deleteWebhook, getWebhook, patchWebhook } from "./webhook-endpoint.js";
 
@@ -50,6 +52,12 @@ export interface ServerDeps {
   progression: PaymentProgression;
   fxQuoteTtlMs: number;
   baseUrl(): string;
+  /** Request counters behind `GET /_sandbox/stats`. */
+  stats: RequestStats;
+  /** Whole-sandbox figures for `GET /_sandbox/stats`. */
+  snapshot(): SandboxStats;
+  /** The `rateLimitPerSecond` token bucket. */
+  bucket: TokenBucket;
   logger?: { warn(obj: object, msg?: string): void };
 }
 
@@ -279,6 +287,12 @@ export function createRequestHandler(deps: ServerDeps) {
             throw err;
           }
         }
+        if (second === "stats" && third === undefined) {
+          if (m === "GET") return ok(deps.snapshot());
+          if (m !== "DELETE") methodNotAllowed(ctx);
+          deps.stats.reset();
+          return ok(deps.snapshot());
+        }
         if (second === "sonar-tokens" && third === undefined) {
           if (m !== "POST") methodNotAllowed(ctx);
           const input = parseOrThrow(z.object({ ttlMs: z.number().int().optional() }), body() ?? {});
@@ -420,8 +434,9 @@ export function createRequestHandler(deps: ServerDeps) {
       if (segments[0] !== "v2")
         throw notFound(`no route ${req.method} ${url.pathname}; the base path is /v2`);
       if (!isSandboxRoute) {
-        const fault = requestFault(deps.faults());
-        if (fault === "503") {
+        deps.stats.count(requestKind(req.method ?? "GET", segments.slice(1)));
+        const fault = requestFault(deps.faults(), Math.random, deps.bucket);
+        if (fault?.status === 503) {
           throw new ApiError(
             503,
             "service_unavailable_error",
@@ -429,16 +444,14 @@ export function createRequestHandler(deps: ServerDeps) {
             "sandbox fault: service unavailable",
           );
         }
-        if (fault === "429") {
+        if (fault?.status === 429) {
           throw new ApiError(
             429,
             "rate_limit_error",
             "RATE_LIMITED",
             "sandbox fault: too many requests",
             undefined,
-            {
-              "retry-after": "1",
-            },
+            { "retry-after": String(fault.retryAfterSeconds) },
           );
         }
       }
@@ -467,7 +480,10 @@ export function createRequestHandler(deps: ServerDeps) {
         reply = errorReply(new ApiError(500, "internal_error", "INTERNAL_ERROR", "internal sandbox error"));
       }
     }
-    if (!isSandboxRoute) await sleep(latencyFor(deps.faults()));
+    if (!isSandboxRoute) {
+      if (reply.status === 429) deps.stats.countRateLimited();
+      await sleep(latencyFor(deps.faults()));
+    }
     reply.beforeSend?.(reply);
     if (reply.drop) {
       // The payment is stored and its key completed: the client sees a dropped connection.
