@@ -1,4 +1,6 @@
 /** Sheet intake: reading a payout sheet and validating every row against the live accounts. */
+
+export { type AttachmentVerdict, checkAttachmentFile, readAttachmentFile } from "./attachment-file.js";
 export { checkHeader, checkRow, REFERENCE_MAX, REQUIRED_COLUMNS, type RowCheck } from "./check-row.js";
 export { buildLiveContext, fetchLiveContext, type LiveContext, type LiveDataSource } from "./live-context.js";
 export { normalizeDeliveryPreference, type Route, resolveRoute } from "./payment-route.js";
@@ -6,8 +8,6 @@ export { type PayoutInstruction, RESERVED_METADATA_KEYS, rowKeyOf } from "./payo
 export { PROBLEM_CODES, type Problem, type ProblemCode } from "./problems.js";
 export { defaultReportPath, REPORT_COLUMNS, summaryLines, writeValidationReport } from "./report.js";
 export {
-  type AttachmentVerdict,
-  checkAttachmentFile,
   eligibilityProblem,
   type IntakeApi,
   type SheetValidation,

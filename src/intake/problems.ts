@@ -59,6 +59,7 @@ export const PROBLEM_CODES = [
   "ATTACHMENT_NOT_FOUND",
   "ATTACHMENT_INVALID",
   "ATTACHMENT_TOO_LARGE",
+  "ATTACHMENT_LINK",
 ] as const;
 export type ProblemCode = (typeof PROBLEM_CODES)[number];
 

@@ -4,12 +4,11 @@
  * tool for faster variants. Rows come out in sheet order; rows waiting for I/O are bounded by
  * `chunkSize`, so memory stays flat however long the sheet is.
  */
-import { stat } from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
 import type { FastPaymentEligibility, FastPaymentEligibilityRequest } from "../payouts-api/wire-types.js";
-import { ATTACHMENT_MAX_BYTES } from "../payouts-api/wire-types.js";
 import { type OpenSheetOptions, openSheet, type SheetHeader, type SheetRow } from "../sheets/index.js";
+import { type AttachmentVerdict, checkAttachmentFile } from "./attachment-file.js";
 import { checkHeader, checkRow, type RowCheck } from "./check-row.js";
 import { fetchLiveContext, type LiveContext, type LiveDataSource } from "./live-context.js";
 import type { PayoutInstruction } from "./payout-instruction.js";
@@ -140,8 +139,6 @@ function finishRow(
   return valid ? { row, problems, instruction } : { row, problems };
 }
 
-export type AttachmentVerdict = { ok: true } | { ok: false; code: ProblemCode; message: string };
-
 /** Asks the service whether a faster variant may be used; the problem to report when it may not. */
 export async function eligibilityProblem(
   api: IntakeApi,
@@ -169,19 +166,23 @@ async function finishRowWithIo(
   attachmentChecks: Map<string, Promise<AttachmentVerdict>>,
 ): Promise<ValidatedRow> {
   const problems = check.problems;
-  const instruction = check.instruction;
+  let instruction = check.instruction;
   if (check.attachmentFile) {
     const file = check.attachmentFile;
     let verdict = attachmentChecks.get(file);
     if (!verdict) {
-      verdict = checkAttachmentFile(file);
+      verdict = checkAttachmentFile(file, ctx.sheetDir);
       attachmentChecks.set(file, verdict);
     }
     const result = await verdict;
-    if (!result.ok)
+    if (!result.ok) {
       problems.push(
         problem(row.rowNumber, columnTitle(ctx.header, "attachment"), result.code, result.message),
       );
+    } else if (instruction) {
+      // The worker uploads (and checks again) the file by its real path.
+      instruction = { ...instruction, attachment: { kind: "file", path: result.realPath } };
+    }
   }
   if (instruction && check.needsEligibilityCheck && problems.length === 0) {
     const refusal = await eligibilityProblem(ctx.api, instruction);
@@ -191,32 +192,6 @@ async function finishRowWithIo(
       );
   }
   return finishRow(row, problems, instruction, ctx);
-}
-
-/** An attachment file the worker will upload: present, not empty, within the size limit. */
-export async function checkAttachmentFile(file: string): Promise<AttachmentVerdict> {
-  const name = path.basename(file);
-  try {
-    const info = await stat(file);
-    if (!info.isFile())
-      return { ok: false, code: "ATTACHMENT_NOT_FOUND", message: `attachment "${name}" is not a file` };
-    if (info.size === 0)
-      return { ok: false, code: "ATTACHMENT_INVALID", message: `attachment "${name}" is empty` };
-    if (info.size > ATTACHMENT_MAX_BYTES) {
-      return {
-        ok: false,
-        code: "ATTACHMENT_TOO_LARGE",
-        message: `attachment "${name}" is ${(info.size / 1048576).toFixed(1)} MiB; at most ${ATTACHMENT_MAX_BYTES / 1048576} MiB can be uploaded`,
-      };
-    }
-    return { ok: true };
-  } catch {
-    return {
-      ok: false,
-      code: "ATTACHMENT_NOT_FOUND",
-      message: `attachment file "${name}" was not found next to the sheet; put it in the sheet's folder or use an att_ id`,
-    };
-  }
 }
 
 function referenceText(row: SheetRow, referenceKey: string | undefined): string | undefined {

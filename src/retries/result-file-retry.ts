@@ -327,8 +327,9 @@ async function recheckRow(input: RecheckInput): Promise<Recheck> {
     // Unchanged file name: the file next to the original sheet (the dropped copy has none beside it).
     instruction = { ...instruction, attachment: originalAttachment };
   } else if (check.attachmentFile !== undefined) {
-    const verdict = await checkAttachmentFile(check.attachmentFile);
+    const verdict = await checkAttachmentFile(check.attachmentFile, input.sheetDir);
     if (!verdict.ok) return { ok: false, problems: [`${verdict.code}: ${verdict.message}`] };
+    instruction = { ...instruction, attachment: { kind: "file", path: verdict.realPath } };
   }
   if (check.needsEligibilityCheck) {
     const refusal = await eligibilityProblem(input.api, instruction);

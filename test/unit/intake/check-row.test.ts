@@ -385,6 +385,7 @@ const IO_CODES: ProblemCode[] = [
   "DELIVERY_NOT_ELIGIBLE",
   "ATTACHMENT_NOT_FOUND",
   "ATTACHMENT_TOO_LARGE",
+  "ATTACHMENT_LINK", // test/unit/intake/attachment-file.test.ts
 ];
 const HEADER_CODES: ProblemCode[] = ["COLUMN_MISSING", "METADATA_KEY_INVALID", "TOO_MANY_METADATA_COLUMNS"];
 /** Codes about cells outside the header, tested on their own below. */
