@@ -9,12 +9,17 @@ export async function withBatchStore<T>(
   prefix: string,
   use: (store: BatchStore) => Promise<T>,
 ): Promise<T> {
+  return withRedis(config, (redis) => use(new BatchStore(redis, { prefix })));
+}
+
+/** A connection to REDIS_URL for one command (users, tokens, batches); a usage error if Redis is away. */
+export async function withRedis<T>(config: AppConfig, use: (redis: Redis) => Promise<T>): Promise<T> {
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
   try {
     await redis.connect().catch((err: Error) => {
       throw new CliError(`cannot reach Redis at REDIS_URL: ${err.message}`, EXIT.usage);
     });
-    return await use(new BatchStore(redis, { prefix }));
+    return await use(redis);
   } finally {
     redis.disconnect();
   }

@@ -11,6 +11,8 @@ import { registerSandbox } from "./commands/sandbox.js";
 import { registerServe } from "./commands/serve.js";
 import { registerSubmit } from "./commands/submit.js";
 import { registerTemplate } from "./commands/template.js";
+import { registerToken } from "./commands/token.js";
+import { registerUser } from "./commands/user.js";
 import { registerValidate } from "./commands/validate.js";
 import { registerWatch } from "./commands/watch.js";
 import { registerWebhook } from "./commands/webhook.js";
@@ -34,6 +36,8 @@ export function buildProgram(): Command {
   registerResult(program);
   registerWatch(program);
   registerRetry(program);
+  registerUser(program);
+  registerToken(program);
   return program;
 }
 
