@@ -9,16 +9,16 @@
  * are deleted at the end. Each sandbox runs as its own process (`payouts sandbox --port 0`).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { Agent, request } from "undici";
 import { type SubmittedInstruction, submitBatch } from "../src/batches/index.js";
 import { createWorkerClient, openPipeline, startPaymentService } from "../src/pipeline/index.js";
+import { plainCreateLoop } from "./lib/plain-create-loop.js";
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../bin/payouts.js");
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -147,55 +147,21 @@ async function benchPipeline(): Promise<{ enqueuePerSec: number; paymentsPerSec:
 /** The same payments, created by C loops over one keep-alive undici agent: no queue, no Redis. */
 async function benchPlainLoop(): Promise<number> {
   const sandbox = await startSandboxProcess();
-  const agent = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 30_000 });
   try {
     const rows = instructions(ROWS);
-    let next = 0;
-    let failed = 0;
-    const t0 = performance.now();
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        for (let i = next++; i < rows.length; i = next++) {
-          const row = rows[i]!;
-          const res = await request(`${sandbox.url}/payments`, {
-            method: "POST",
-            dispatcher: agent,
-            headers: {
-              "api-key": sandbox.apiKey,
-              "service-entity-id": "me",
-              "idempotency-key": randomUUID(),
-              "content-type": "application/json",
-            },
-            body: JSON.stringify({
-              amount: row.amount,
-              originatingAccountId: row.originatingAccountId,
-              receivingAccountId: row.receivingAccountId,
-              deliveryPreference: row.deliveryPreference,
-              currency: row.currency,
-              recipientNote: row.recipientNote,
-              externalId: row.reference,
-              metadata: {
-                ...row.metadata,
-                payouts_batch: "plain",
-                payouts_row: row.rowKey,
-                payouts_attempt: "1",
-              },
-            }),
-          });
-          await res.body.json();
-          if (res.statusCode !== 201) failed++;
-        }
-      }),
-    );
-    const ms = performance.now() - t0;
-    const created = ROWS - failed;
+    const { created, failed, ms } = await plainCreateLoop({
+      url: sandbox.url,
+      apiKey: sandbox.apiKey,
+      concurrency: CONCURRENCY,
+      count: ROWS,
+      row: (i) => ({ ...rows[i]!, reference: rows[i]!.reference ?? rows[i]!.rowKey }),
+    });
     process.stdout.write(
       `plain:    ${fmt(created)} payments in ${(ms / 1000).toFixed(2)} s = ${fmt(rate(created, ms))} payments/s` +
         ` (undici loop, concurrency ${CONCURRENCY}; failed ${failed})\n`,
     );
     return rate(created, ms);
   } finally {
-    await agent.close();
     await stopSandbox(sandbox);
   }
 }

@@ -40,6 +40,11 @@ export async function writeBenchCsv(file: string, rows: number, options: BenchRo
   await finished;
 }
 
+/** The end-to-end benchmark's sheet: every row valid against the default seed and settling. */
+export function writeE2eSheet(file: string, rows: number): Promise<void> {
+  return writeBenchCsv(file, rows, { fasterEvery: 0, onlySettling: true });
+}
+
 export interface XlsxWriteOptions extends BenchRowOptions {
   /**
    * Shared strings (what Excel, LibreOffice and Google Sheets always write) or inline strings. With

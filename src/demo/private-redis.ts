@@ -10,6 +10,8 @@ import { Redis } from "ioredis";
 
 export interface PrivateRedis {
   url: string;
+  /** The redis-server's process id (for measuring it). */
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -73,6 +75,7 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   }
   return {
     url,
+    pid: child.pid,
     stop: async () => {
       if (child.exitCode !== null) return;
       const exited = once(child, "exit");

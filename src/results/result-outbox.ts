@@ -27,6 +27,8 @@ export interface ResultOutboxOptions {
    * the batch's next change, `writeNow` or `flush`. Default: ignored.
    */
   onError?: (batchId: string, error: unknown) => void;
+  /** Each write is logged at info with its rows and duration (what bench:e2e adds up). */
+  logger?: { info(obj: object, msg?: string): void };
 }
 
 export interface ResultOutbox {
@@ -92,6 +94,10 @@ export function createResultOutbox(options: ResultOutboxOptions): ResultOutbox {
       try {
         const result = await files.write(batchId);
         slot.failures = 0;
+        options.logger?.info(
+          { batchId, rows: result.rows, ms: Date.now() - startedAt },
+          "result file written",
+        );
         options.onWritten?.(batchId, result);
       } catch (error) {
         // An unknown batch (deleted, or a hook fired for another prefix) has nothing to write.

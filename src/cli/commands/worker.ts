@@ -71,7 +71,7 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
     });
     // Result files in DATA_DIR/outbox follow every row change: the payment jobs' (submitted, rejected,
     // error) and reconciliation's (in-progress, completed, failed), debounced per batch.
-    const outbox = createResultOutbox({ store: service.pipeline.store, dataDir: config.dataDir });
+    const outbox = createResultOutbox({ store: service.pipeline.store, dataDir: config.dataDir, logger });
     stops.push(() => outbox.close());
     stops.push(() => service.stop(opts.shutdownGraceMs));
     const touched = (job: { data: { batchId: string } } | undefined) => {

@@ -1,0 +1,285 @@
+/**
+ * `npm run bench:e2e [-- --rows N --workers 1,2,3 --concurrency C --no-plain]`: the whole job at
+ * scale, run as in production. A private redis-server, `payouts sandbox`, `payouts serve` (webhooks
+ * registered with `payouts webhook setup`) and W `payouts worker` processes, each its own process;
+ * then `payouts submit` of a generated N-row CSV (default 100,000), rate limit off, concurrency 32.
+ *
+ * It prints, with the target beside each figure: the time from submit to every row final and the
+ * final result file written; end-to-end rows/s; a bare undici loop creating N payments against a
+ * fresh sandbox in the same run and the ratio; API requests per row by kind (the sandbox's own
+ * counters); Redis used_memory per row at its peak and after the batch finished; the peak RSS of every
+ * process; result-file writes and the share of the workers' time they took. With several worker
+ * counts (`--workers 1,2,3`) the whole run repeats for each and a rows/s line per count closes.
+ *
+ * The machine is shared: figures are noisy, and the load average is printed with them.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { loadavg, tmpdir } from "node:os";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { parseArgs } from "node:util";
+import { Redis } from "ioredis";
+import { BatchStore } from "../src/batches/index.js";
+import { startPrivateRedis } from "../src/demo/private-redis.js";
+import { plainCreateLoop } from "./lib/plain-create-loop.js";
+import {
+  type Proc,
+  peakRssOf,
+  samplePeak,
+  startPayouts,
+  stopProcess,
+  waitForOutput,
+} from "./lib/processes.js";
+import { writeE2eSheet } from "./lib/write-bench-sheets.js";
+
+const { values } = parseArgs({
+  options: {
+    rows: { type: "string", default: "100000" },
+    workers: { type: "string", default: "1" },
+    concurrency: { type: "string", default: "32" },
+    "no-plain": { type: "boolean", default: false },
+    "timeout-s": { type: "string", default: "7200" },
+  },
+});
+const ROWS = Number(values.rows);
+const CONCURRENCY = Number(values.concurrency);
+const WORKER_COUNTS = String(values.workers)
+  .split(",")
+  .map((w) => Number(w.trim()));
+const TIMEOUT_MS = Number(values["timeout-s"]) * 1000;
+if (
+  !Number.isInteger(ROWS) ||
+  ROWS < 1 ||
+  !Number.isInteger(CONCURRENCY) ||
+  CONCURRENCY < 1 ||
+  WORKER_COUNTS.some((w) => !Number.isInteger(w) || w < 1 || w > 8)
+) {
+  process.stderr.write("usage: bench:e2e [-- --rows N --workers 1,2,3 --concurrency C --no-plain]\n");
+  process.exit(2);
+}
+
+const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+const say = (line: string) => process.stdout.write(`${line}\n`);
+const mark = (ok: boolean) => (ok ? "ok" : "MISSED");
+
+interface SandboxProc extends Proc {
+  url: string;
+  apiKey: string;
+}
+
+async function startSandboxProc(): Promise<SandboxProc & { exited: Promise<unknown> }> {
+  const proc = startPayouts("sandbox", ["sandbox", "--port", "0"], { LOG_LEVEL: "warn" });
+  const url = await waitForOutput(proc, /base URL\s+(http\S+)/);
+  const apiKey = await waitForOutput(proc, /API key\s+(\S+)/);
+  return Object.assign(proc, { url, apiKey });
+}
+
+/** The sandbox's request counters by kind, if this sandbox has them (`GET /v2/_sandbox/stats`). */
+async function requestCounts(sandbox: SandboxProc): Promise<Record<string, number> | undefined> {
+  try {
+    const res = await fetch(`${sandbox.url}/_sandbox/stats`, { headers: { "api-key": sandbox.apiKey } });
+    if (!res.ok) return undefined;
+    const body = (await res.json()) as { requests?: Record<string, number> };
+    return body.requests;
+  } catch {
+    return undefined;
+  }
+}
+
+interface RunFigures {
+  workers: number;
+  rowsPerSec: number;
+}
+
+async function runOnce(workerCount: number, plainRate: number | undefined): Promise<RunFigures> {
+  say(`\n== ${fmt(ROWS)} rows, ${workerCount} worker process(es), concurrency ${CONCURRENCY} ==`);
+  const redis = await startPrivateRedis();
+  const dataDir = await mkdtemp(path.join(tmpdir(), "payouts-e2e-"));
+  const procs: Proc[] = [];
+  const redisProc = { name: "redis-server", peakRss: 0, pid: redis.pid };
+  const probe = new Redis(redis.url, { maxRetriesPerRequest: null });
+  const sheet = path.join(dataDir, "bench-e2e.csv");
+  await writeE2eSheet(sheet, ROWS);
+  try {
+    const sandbox = await startSandboxProc();
+    procs.push(sandbox);
+    const env = {
+      REDIS_URL: redis.url,
+      PAYOUTS_API_URL: sandbox.url,
+      PAYOUTS_API_KEY: sandbox.apiKey,
+      DATA_DIR: dataDir,
+      PAYOUTS_RATE_LIMIT_PER_SECOND: "100000",
+      WORKER_CONCURRENCY: String(CONCURRENCY),
+      LOG_LEVEL: "info",
+    };
+    const serve = startPayouts("serve", ["serve", "--port", "0"], env);
+    procs.push(serve);
+    const serveUrl = await waitForOutput(serve, /listening on (http\S+)/);
+    const setup = startPayouts("webhook", ["webhook", "setup", "--url", `${serveUrl}/webhooks/payouts`], env);
+    if ((await setup.exited) !== 0) throw new Error(`webhook setup failed: ${setup.stdout()}`);
+
+    // Result-file writes and the batch's end, from the workers' JSON logs.
+    let writes = 0;
+    let writeMs = 0;
+    let finishedAt: number | undefined;
+    const onWorkerLine = (line: string) => {
+      if (!line.startsWith("{")) return;
+      try {
+        const entry = JSON.parse(line) as { msg?: string; ms?: number; level?: number };
+        if (entry.msg === "result file written") {
+          writes++;
+          writeMs += entry.ms ?? 0;
+        } else if (entry.msg === "batch finished") finishedAt ??= performance.now();
+        else if ((entry.level ?? 0) >= 50) process.stderr.write(`[worker] ${line}\n`);
+      } catch {
+        // not a log line
+      }
+    };
+    const workers = Array.from({ length: workerCount }, (_, i) =>
+      startPayouts(`worker-${i + 1}`, ["worker", "--concurrency", String(CONCURRENCY)], env, onWorkerLine),
+    );
+    procs.push(...workers);
+    await sleep(1500);
+    const before = Number(/used_memory:(\d+)/.exec(await probe.info("memory"))?.[1] ?? 0);
+    const countsBefore = await requestCounts(sandbox);
+
+    const t0 = performance.now();
+    const submit = startPayouts("submit", ["submit", sheet], env);
+    let submitPeak = 0;
+    let redisPeak = before;
+    const store = new BatchStore(probe);
+    let batchId: string | undefined;
+    let lastSay = 0;
+    const deadline = Date.now() + TIMEOUT_MS;
+    for (;;) {
+      submitPeak = Math.max(submitPeak, await peakRssOf(submit.child.pid));
+      const mem = Number(/used_memory:(\d+)/.exec(await probe.info("memory"))?.[1] ?? 0);
+      redisPeak = Math.max(redisPeak, mem);
+      for (const p of procs) await samplePeak(p);
+      if (!batchId && submit.child.exitCode !== null) {
+        batchId = /\b(b\d{8}T\d{6}-[0-9a-f]+)\b/.exec(submit.stdout())?.[1];
+        if (!batchId) throw new Error(`submit printed no batch id (exit ${submit.child.exitCode})`);
+        say(`submit:   ${((performance.now() - t0) / 1000).toFixed(1)} s, peak RSS ${mb(submitPeak)}`);
+      }
+      if (batchId) {
+        const progress = await store.progress(batchId);
+        if (progress && finishedAt !== undefined) break;
+        if (progress && performance.now() - lastSay > 15_000) {
+          lastSay = performance.now();
+          say(
+            `  ${((performance.now() - t0) / 1000).toFixed(0)} s: ${fmt(progress.done)} final, ` +
+              `${fmt(progress.counts.queued)} queued, ${fmt(progress.counts.submitted)} submitted, ` +
+              `${fmt(progress.counts["in-progress"])} in progress; redis ${mb(mem)}; load ${loadavg()[0]!.toFixed(1)}`,
+          );
+        }
+      }
+      if (Date.now() > deadline) throw new Error("the batch did not finish in time");
+      await sleep(500);
+    }
+    const totalMs = finishedAt! - t0;
+    const rowsPerSec = (ROWS / totalMs) * 1000;
+    const progress = await store.progress(batchId!);
+    await sleep(1000);
+    const after = Number(/used_memory:(\d+)/.exec(await probe.info("memory"))?.[1] ?? 0);
+    const countsAfter = await requestCounts(sandbox);
+    for (const p of procs) await samplePeak(p);
+    redisProc.peakRss = await peakRssOf(redis.pid);
+
+    say(
+      `done:     every row final and the final result file written in ${(totalMs / 1000).toFixed(1)} s ` +
+        `(completed ${fmt(progress?.counts.completed ?? 0)}, failed ${fmt(progress?.counts.failed ?? 0)}, ` +
+        `rejected ${fmt(progress?.counts.rejected ?? 0)}, error ${fmt(progress?.counts.error ?? 0)})`,
+    );
+    say(`rate:     ${fmt(rowsPerSec)} rows/s end to end`);
+    if (plainRate !== undefined) {
+      const ratio = rowsPerSec / plainRate;
+      say(
+        `ratio:    ${ratio.toFixed(2)} of the bare loop (${fmt(plainRate)}/s)   target >= 0.35 at 100k: ${mark(ratio >= 0.35)}`,
+      );
+    }
+    if (countsBefore && countsAfter) {
+      const per = (kind: string) => ((countsAfter[kind] ?? 0) - (countsBefore[kind] ?? 0)) / ROWS;
+      const kinds = Object.keys(countsAfter).sort();
+      say(`requests: per row ${kinds.map((k) => `${k} ${per(k).toFixed(2)}`).join(", ")}`);
+      say(
+        `          GETs per reconciled row ${per("get").toFixed(2)}   target <= 1.3: ${mark(per("get") <= 1.3)}`,
+      );
+    } else {
+      say("requests: n/a (this sandbox has no request counters)");
+    }
+    const peakPerRow = (redisPeak - before) / ROWS;
+    const afterPerRow = (after - before) / ROWS;
+    say(
+      `redis:    used_memory per row ${fmt(peakPerRow)} B at peak, ${fmt(afterPerRow)} B after   ` +
+        `target <= 1 KB in flight: ${mark(peakPerRow <= 1024)}`,
+    );
+    const rss = [
+      ...procs.map((p) => ({ name: p.name, peak: p.peakRss })),
+      { name: "submit", peak: submitPeak },
+      { name: "redis-server", peak: redisProc.peakRss },
+    ];
+    say(
+      `rss:      ${rss.map((r) => `${r.name} ${mb(r.peak)}`).join(", ")}   ` +
+        `target < 300 MB each: ${mark(rss.every((r) => r.peak < 300 * 1024 * 1024))}`,
+    );
+    const share = writeMs / (totalMs * workerCount);
+    say(
+      `results:  ${writes} result-file writes, ${(writeMs / 1000).toFixed(1)} s = ${(share * 100).toFixed(1)}% of the workers' time`,
+    );
+    say(
+      `load:     ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(" ")} (shared machine: figures are noisy)`,
+    );
+    return { workers: workerCount, rowsPerSec };
+  } finally {
+    for (const p of procs.reverse()) await stopProcess(p);
+    probe.disconnect();
+    await redis.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** The bare loop: N creates against a fresh sandbox, nothing else. */
+async function plainLoop(): Promise<number> {
+  const sandbox = await startSandboxProc();
+  try {
+    const run = randomBytes(3).toString("hex");
+    const { created, failed, ms } = await plainCreateLoop({
+      url: sandbox.url,
+      apiKey: sandbox.apiKey,
+      concurrency: CONCURRENCY,
+      count: ROWS,
+      row: (i) => ({
+        reference: `PLAIN-${run}-${i}`,
+        rowKey: `PLAIN-${run}-${i}`,
+        amount: 10_000 + (i % 5000) * 10,
+        currency: "USD",
+        originatingAccountId: "acct_ops_checking",
+        receivingAccountId: "acct_vendor_ach",
+        deliveryPreference: "standard-ach",
+        recipientNote: "bench",
+      }),
+    });
+    const rate = (created / ms) * 1000;
+    say(
+      `plain:    ${fmt(created)} payments in ${(ms / 1000).toFixed(1)} s = ${fmt(rate)}/s (failed ${failed})`,
+    );
+    return rate;
+  } finally {
+    await stopProcess(sandbox);
+  }
+}
+
+say(
+  `bench:e2e  rows ${fmt(ROWS)}  workers ${WORKER_COUNTS.join(",")}  concurrency ${CONCURRENCY}  ` +
+    `load ${loadavg()[0]!.toFixed(1)}`,
+);
+const plainRate = values["no-plain"] ? undefined : await plainLoop();
+const figures: RunFigures[] = [];
+for (const w of WORKER_COUNTS) figures.push(await runOnce(w, plainRate));
+if (figures.length > 1) {
+  say(`\nscale-out: ${figures.map((f) => `${f.workers} worker(s) ${fmt(f.rowsPerSec)} rows/s`).join(", ")}`);
+}
