@@ -422,7 +422,12 @@ export class BatchStore {
     const result = (await runScript(
       this.redis,
       TRANSITION_ROW,
-      [this.keys.row(batchId, rowKey), this.keys.counts(batchId), this.keys.totals(batchId)],
+      [
+        this.keys.row(batchId, rowKey),
+        this.keys.counts(batchId),
+        this.keys.totals(batchId),
+        this.keys.open(batchId),
+      ],
       args,
     )) as ScriptOutcome;
     return changeResultOf(result);
@@ -502,6 +507,59 @@ export class BatchStore {
   async rememberAttachment(batchId: string, filePath: string, attachmentId: string): Promise<string> {
     await this.redis.hsetnx(this.keys.attachments(batchId), filePath, attachmentId);
     return (await this.attachmentFor(batchId, filePath)) ?? attachmentId;
+  }
+
+  // ---- the sweep's index --------------------------------------------------------------------------
+
+  /**
+   * Rows with a payment not final yet whose last touch is at or before `before` (Redis time, ms), up
+   * to `limit`, oldest first, with their payment ids: what the sweep looks at, read from the batch's
+   * open index without reading any other row.
+   */
+  async staleOpenRows(
+    batchId: string,
+    before: number,
+    limit: number,
+  ): Promise<{ rowKey: string; paymentId: string | undefined }[]> {
+    const rowKeys = await this.redis.zrangebyscore(
+      this.keys.open(batchId),
+      "-inf",
+      before,
+      "LIMIT",
+      0,
+      limit,
+    );
+    if (rowKeys.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const rowKey of rowKeys) pipeline.hget(this.keys.row(batchId, rowKey), "paymentId");
+    const results = (await pipeline.exec()) ?? [];
+    return rowKeys.map((rowKey, i) => {
+      const [err, paymentId] = results[i] as [Error | null, string | null];
+      if (err) throw err;
+      return { rowKey, paymentId: paymentId ?? undefined };
+    });
+  }
+
+  /**
+   * Marks open rows as looked at now (the sweep queued a look), so the next sweep passes them by until
+   * they are stale again; rows that left the index meanwhile are not put back.
+   */
+  async touchOpenRows(batchId: string, rowKeys: readonly string[], at: number): Promise<void> {
+    if (rowKeys.length === 0) return;
+    const args: (string | number)[] = [];
+    for (const rowKey of rowKeys) args.push(at, rowKey);
+    await this.redis.zadd(this.keys.open(batchId), "XX", ...args);
+  }
+
+  /** Drops a row from the open index (it is not open any more, or no longer exists). */
+  async forgetOpenRows(batchId: string, rowKeys: readonly string[]): Promise<void> {
+    if (rowKeys.length > 0) await this.redis.zrem(this.keys.open(batchId), ...rowKeys);
+  }
+
+  /** Redis's clock in ms: the open index's scores are in it. */
+  async redisTimeMs(): Promise<number> {
+    const [seconds, micros] = await this.redis.time();
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   }
 
   // ---- progress -----------------------------------------------------------------------------------

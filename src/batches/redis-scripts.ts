@@ -28,6 +28,24 @@ end
 `;
 
 /**
+ * The batch's index of open rows (redis-layout.ts `open`): a row with a payment that is not final yet,
+ * scored by its last touch (Redis time, ms), so the sweep reads only the rows gone quiet. Kept by the
+ * script that moves rows, atomically with the move. The member is the row key (what follows the last
+ * `:row:` of the row's hash key: row keys never contain a `:`).
+ */
+const OPEN_INDEX_UPDATE = `
+if KEYS[4] then
+  local member = string.match(KEYS[1], '.*:row:(.*)$')
+  local st = redis.call('HGET', KEYS[1], 'state')
+  if rank[st] == 3 or not redis.call('HGET', KEYS[1], 'paymentId') then
+    redis.call('ZREM', KEYS[4], member)
+  else
+    local t = redis.call('TIME')
+    redis.call('ZADD', KEYS[4], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), member)
+  end
+end`;
+
+/**
  * Records rows that are not recorded yet (a resumed submission never resets a row that moved on).
  * KEYS: counts, totals, row hash 1..n. ARGV: now, then per row: currency, amount. Returns rows created.
  */
@@ -55,7 +73,7 @@ return created
 
 /**
  * Changes a row: optionally its state (forward only), and fields. An empty field value deletes it.
- * KEYS: row, counts, totals. ARGV: expected attempt ('' = any), target state ('' = keep), now,
+ * KEYS: row, counts, totals[, open index]. ARGV: expected attempt ('' = any), target state ('' = keep), now,
  * note (JSON string or 'null'), then field/value pairs.
  * Returns {outcome, state before, attempt}: outcome is ok | missing | stale | terminal | refused |
  * outdated (the `paymentUpdatedAt` field, when given, is older than the stored one).
@@ -109,6 +127,7 @@ if changes or note ~= 'null' then
   local h = redis.call('HGET', KEYS[1], 'history') or ''
   redis.call('HSET', KEYS[1], 'history', h .. history_line(now, cur, to, att, note))
 end
+${OPEN_INDEX_UPDATE}
 return {'ok', cur, att}
 `,
 );

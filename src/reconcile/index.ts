@@ -9,12 +9,14 @@ export {
 } from "./reconcile-processor.js";
 export {
   createReconcileQueue,
+  DEFAULT_RECONCILE_DEBOUNCE_MS,
   RECONCILE_JOB_OPTIONS,
   RECONCILE_QUEUE_NAME,
   type ReconcileEnqueuer,
   type ReconcileJobData,
+  reconcileDedupId,
   reconcileEnqueuer,
-  reconcileJobId,
+  reconcileJobOptions,
   SWEEP_SCHEDULER_ID,
 } from "./reconcile-queue.js";
 export {

@@ -1,5 +1,5 @@
 /**
- * The reconcile queue: one job per payment event to look at (from a webhook or from the sweep), and
+ * The reconcile queue: one job per payment to look at (from webhooks or from the sweep), and
  * the sweep's own repeating job. Job data names only the payment: the job always fetches its current
  * state, so the order in which jobs run does not matter (DESIGN rule 5).
  */
@@ -30,20 +30,40 @@ export const RECONCILE_JOB_OPTIONS: Readonly<JobsOptions> = {
   removeOnFail: { age: 7 * 24 * 3600, count: 10_000 },
 };
 
-/** BullMQ job ids must not contain `:` nor be digits only; anything unusual is hashed. */
-function safeJobIdPart(value: string): string {
+/** BullMQ ids must not contain `:`; anything unusual is hashed. */
+function safeIdPart(value: string): string {
   return /^[A-Za-z0-9_-]{1,120}$/.test(value) ? value : createHash("sha256").update(value).digest("hex");
 }
 
 /**
- * A webhook job is keyed by its delivery (deliveries are deduplicated before this); a sweep job by
- * its payment, so a payment already waiting for a look is not queued twice by consecutive sweeps.
+ * How long a webhook's look at a payment waits, gathering the payment's other deliveries: a payment's
+ * `created`, `in-progress` and final events often come within seconds, and one GET after the last of
+ * them tells as much as three. Only latency is traded: a delivery is never dropped (see
+ * {@link reconcileJobOptions}).
  */
-export function reconcileJobId(data: ReconcileJobData): string {
-  if (data.kind === "sweep") return "sweep";
-  return data.origin === "webhook" && data.messageId
-    ? `msg-${safeJobIdPart(data.messageId)}`
-    : `sweep-${safeJobIdPart(data.paymentId)}`;
+export const DEFAULT_RECONCILE_DEBOUNCE_MS = 4_000;
+
+/**
+ * One look per payment at a time, whatever asked for it (a delivery or the sweep): BullMQ's
+ * deduplication on the payment id. While that payment's job waits (delayed or queued), another request
+ * is folded into it: the job has not fetched yet, so its GET will see whatever the new delivery
+ * announced. While the job runs (it may have fetched already), the request is kept
+ * (`keepLastIfActive`) and runs as a new job right after: no delivery is lost.
+ */
+export function reconcileDedupId(paymentId: string): string {
+  return `pay-${safeIdPart(paymentId)}`;
+}
+
+export function reconcileJobOptions(
+  data: Extract<ReconcileJobData, { kind: "payment" }>,
+  debounceMs: number = DEFAULT_RECONCILE_DEBOUNCE_MS,
+): JobsOptions {
+  return {
+    ...RECONCILE_JOB_OPTIONS,
+    // The sweep's rows are stale already: no reason to wait for more deliveries.
+    ...(data.origin === "webhook" && debounceMs > 0 ? { delay: debounceMs } : {}),
+    deduplication: { id: reconcileDedupId(data.paymentId), keepLastIfActive: true },
+  };
 }
 
 export function createReconcileQueue(connection: Redis, prefix: string): Queue<ReconcileJobData> {
@@ -60,7 +80,11 @@ export interface ReconcileEnqueuer {
  * burst of deliveries that turns hundreds of Redis round trips into a few (the receiver's throughput
  * target). Each caller still learns whether its own job was stored.
  */
-export function reconcileEnqueuer(queue: Queue<ReconcileJobData>, maxBatch = 500): ReconcileEnqueuer {
+export function reconcileEnqueuer(
+  queue: Queue<ReconcileJobData>,
+  maxBatch = 500,
+  debounceMs: number = DEFAULT_RECONCILE_DEBOUNCE_MS,
+): ReconcileEnqueuer {
   let pending: { data: ReconcileJobData; resolve: () => void; reject: (err: unknown) => void }[] = [];
   let scheduled = false;
 
@@ -74,12 +98,7 @@ export function reconcileEnqueuer(queue: Queue<ReconcileJobData>, maxBatch = 500
           batch.map(({ data }) => ({
             name: data.kind,
             data,
-            opts: {
-              ...RECONCILE_JOB_OPTIONS,
-              jobId: reconcileJobId(data),
-              // A failed job keeps its id and would silently block the next sweep's re-add of it.
-              ...(data.kind === "payment" && data.origin === "sweep" ? { removeOnFail: true } : {}),
-            },
+            opts: data.kind === "payment" ? reconcileJobOptions(data, debounceMs) : RECONCILE_JOB_OPTIONS,
           })),
         )
         .then(

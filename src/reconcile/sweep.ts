@@ -2,10 +2,14 @@
  * The sweep: webhooks get lost, so rows that have been non-terminal for longer than `staleAfterMs`
  * get their payment looked at again, and batches whose rows are all terminal are marked finished.
  *
- * Rows without a payment are left alone: they belong to the payment queue (a job exists for each,
- * retried under the same Idempotency-Key), and a webhook for them is adopted through the metadata.
+ * It costs what needs looking at (DESIGN rule 9): each batch keeps an index of its open rows (a
+ * payment, not final yet) by last touch, so a sweep reads only the rows gone quiet, a page at a time,
+ * and whether a batch is done comes from its state counters, never from reading its rows.
+ *
+ * Rows without a payment are not in the index: they belong to the payment queue (a job exists for
+ * each, retried under the same Idempotency-Key), and a webhook for them is adopted through the metadata.
  */
-import { type BatchStore, isTerminalRowState } from "../batches/index.js";
+import type { BatchStore } from "../batches/index.js";
 import type { ReconcileProcessor } from "./reconcile-processor.js";
 
 export interface SweepOptions {
@@ -15,7 +19,8 @@ export interface SweepOptions {
   enqueue: (paymentIds: readonly string[]) => Promise<void>;
   /** A non-terminal row untouched for this long is looked at again. */
   staleAfterMs: number;
-  now?: () => number;
+  /** Stale rows read per page. Default 1000. */
+  pageSize?: number;
 }
 
 export interface SweepReport {
@@ -25,32 +30,46 @@ export interface SweepReport {
   enqueued: number;
   /** Batches marked finished by this sweep. */
   finished: number;
+  /** Rows read from the open index (what the sweep cost). */
+  rowsRead: number;
 }
 
 export async function sweepOnce(options: SweepOptions): Promise<SweepReport> {
   const { store, staleAfterMs } = options;
-  const now = (options.now ?? Date.now)();
-  const report: SweepReport = { batches: 0, enqueued: 0, finished: 0 };
+  const pageSize = options.pageSize ?? 1000;
+  // The index is scored in Redis's clock, so every worker's sweep agrees on what is stale.
+  const now = await store.redisTimeMs();
+  const report: SweepReport = { batches: 0, enqueued: 0, finished: 0, rowsRead: 0 };
   for (const batchId of await store.unfinishedBatchIds()) {
-    const batch = await store.getBatch(batchId);
+    const progress = await store.progress(batchId);
     // Still being submitted: its rows are not all recorded or queued yet.
-    if (!batch?.rowsRecorded || !batch.enqueueComplete) continue;
+    if (!progress?.batch.rowsRecorded || !progress.batch.enqueueComplete) continue;
+    const { batch } = progress;
     report.batches++;
-    const rows = await store.listRows(batchId);
-    const stale: string[] = [];
-    let open = 0;
-    for (const row of rows) {
-      if (isTerminalRowState(row.state)) continue;
-      open++;
-      const touched = Date.parse(row.updatedAt);
-      if (row.paymentId && (Number.isNaN(touched) || now - touched >= staleAfterMs))
-        stale.push(row.paymentId);
+    if (progress.done >= batch.rowCount) {
+      if (await options.processor.finishIfDone(batchId)) report.finished++;
+      continue;
     }
-    if (stale.length > 0) {
-      await options.enqueue(stale);
-      report.enqueued += stale.length;
+    // Each page is touched once queued, so it leaves the stale range and the loop moves on.
+    for (;;) {
+      const stale = await store.staleOpenRows(batchId, now - staleAfterMs, pageSize);
+      report.rowsRead += stale.length;
+      if (stale.length === 0) break;
+      const paymentIds = stale.flatMap((r) => (r.paymentId ? [r.paymentId] : []));
+      if (paymentIds.length > 0) await options.enqueue(paymentIds);
+      report.enqueued += paymentIds.length;
+      // A row without a payment (cannot stay in the index, but be safe) is dropped from it.
+      await store.forgetOpenRows(
+        batchId,
+        stale.filter((r) => !r.paymentId).map((r) => r.rowKey),
+      );
+      await store.touchOpenRows(
+        batchId,
+        stale.filter((r) => r.paymentId).map((r) => r.rowKey),
+        now,
+      );
+      if (stale.length < pageSize) break;
     }
-    if (open === 0 && (await options.processor.finishIfDone(batchId))) report.finished++;
   }
   return report;
 }
