@@ -1,25 +1,19 @@
 /**
  * The route of one payout: which delivery preference pays this payee from this paying account, and
- * whether the spec's delivery-preference rules allow it. Pure: it reads two accounts and a cell.
- *
- * Rules (spec, "Delivery preference rules by originating account kind"):
- * - the preference's rail must match the receiving account's type;
- * - from a card, ACH and wires are collected at once: `standard-ach` and `domestic-wire` are superseded
- *   by `same-day-ach` and `instant-domestic-wire` (refused, never rewritten), and a virtual card
- *   cannot be paid from a card;
- * - a faster variant needs a per-payment eligibility check (done by the caller through the service's
- *   tool, since only the service knows), except same-day-ach and instant-domestic-wire from a card.
+ * whether the delivery rules (src/delivery/) allow it. Pure: it reads two accounts and a cell. What
+ * this file adds to the rules is the sheet's side: the words people write for a preference, a blank
+ * cell, and the sentences that explain a refusal.
  */
 import {
-  type Account,
+  allowedPreferences,
+  CARD_CANNOT_PAY,
   CARD_SUPERSEDED,
-  DELIVERY_PREFERENCES,
-  type DeliveryPreference,
-  isFasterVariant,
+  needsEligibilityCheck,
   RAIL_PREFERENCES,
   railOf,
-  STANDARD_PREFERENCE,
-} from "../payouts-api/wire-types.js";
+  standardPreferenceFor as standardFor,
+} from "../delivery/index.js";
+import { type Account, DELIVERY_PREFERENCES, type DeliveryPreference } from "../payouts-api/wire-types.js";
 import type { ProblemCode } from "./problems.js";
 
 export interface RouteProblem {
@@ -56,14 +50,6 @@ const DELIVERY_ALIASES: Readonly<Record<string, DeliveryPreference>> = {
 
 const KNOWN_PREFERENCES: ReadonlySet<string> = new Set(DELIVERY_PREFERENCES);
 
-/**
- * From a card, these are the normal speed of their rail (what the superseded standard values became):
- * the spec exempts just them from the eligibility check.
- */
-const CARD_NORMAL_SPEEDS: ReadonlySet<DeliveryPreference> = new Set(
-  Object.values(CARD_SUPERSEDED) as DeliveryPreference[],
-);
-
 /** `Same Day ACH`, `same_day_ach` and `same-day-ach` all mean `same-day-ach`. */
 export function normalizeDeliveryPreference(cell: string): DeliveryPreference | undefined {
   // Most cells already hold a spec value as written: answer those without building a new string.
@@ -82,9 +68,7 @@ export function isCardAccount(account: Account): boolean {
 
 /** The normal speed of the payee's rail as seen from this paying account (a card's normal ACH is same-day). */
 export function standardPreferenceFor(from: Account, to: Account): DeliveryPreference | undefined {
-  const standard = STANDARD_PREFERENCE[to.type];
-  if (!standard) return undefined;
-  return isCardAccount(from) ? (CARD_SUPERSEDED[standard] ?? standard) : standard;
+  return standardFor(from.type, to.type);
 }
 
 export function resolveRoute(from: Account, to: Account, deliveryCell: string): Route {
@@ -96,7 +80,7 @@ export function resolveRoute(from: Account, to: Account, deliveryCell: string): 
     );
   }
   const fromCard = isCardAccount(from);
-  if (fromCard && to.type === "virtual-card") {
+  if (fromCard && CARD_CANNOT_PAY.includes(to.type)) {
     return fail(
       "DELIVERY_VIRTUAL_CARD_FROM_CARD",
       `a virtual card (${label(to)}) cannot be paid from a card account (${label(from)}); pay it from a bank account`,
@@ -131,18 +115,17 @@ export function resolveRoute(from: Account, to: Account, deliveryCell: string): 
       `${preference} is not accepted from a card account (${label(from)}): card payments are collected at once, so use ${replacement}`,
     );
   }
-  // From a card, same-day-ach and instant-domestic-wire are the normal speed: the spec exempts just these
-  // two from the eligibility check. Other faster variants (rtp, fast FX, express checks) are checked from
-  // a card too, or a row the service will refuse would pass validation.
-  const cardNormalSpeed = fromCard && CARD_NORMAL_SPEEDS.has(preference);
-  const needsEligibilityCheck = isFasterVariant(preference) && !cardNormalSpeed;
-  return { ok: true, deliveryPreference: preference, resolvedFromBlank: blank, needsEligibilityCheck };
+  return {
+    ok: true,
+    deliveryPreference: preference,
+    resolvedFromBlank: blank,
+    needsEligibilityCheck: needsEligibilityCheck(from.type, preference),
+  };
 }
 
 /** The preferences that can pay this payee from this account, for error messages. */
 export function allowedFor(from: Account, to: Account): DeliveryPreference[] {
-  const card = isCardAccount(from);
-  return RAIL_PREFERENCES[to.type].filter((p) => !(card && CARD_SUPERSEDED[p]));
+  return allowedPreferences(from.type, to.type);
 }
 
 export function label(account: Account): string {

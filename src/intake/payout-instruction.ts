@@ -35,7 +35,7 @@ export interface PayoutInstruction {
 }
 
 /** Metadata keys the pipeline adds to every payment; sheet metadata columns may not use them. */
-export const RESERVED_METADATA_KEYS = ["payouts_batch", "payouts_row", "payouts_attempt"] as const;
+export { RESERVED_METADATA_KEYS } from "../sheet-columns/index.js";
 
 export function rowKeyOf(reference: string | undefined, rowNumber: number): string {
   return reference && reference.length > 0 ? reference : `#${rowNumber}`;

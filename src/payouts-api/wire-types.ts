@@ -57,61 +57,17 @@ export function isFxDeliveryPreference(p: DeliveryPreference): boolean {
 }
 
 /**
- * Which receiving-account rail each delivery preference pays to, and which value is the rail's normal
- * speed. The spec: "Its rail must match the receiving external account, else 400"; "Standard values
- * deliver at the normal speed of the rail". The faster variants are the rest of each rail's list.
- * ASSUMPTION: `rtp` is a faster variant of the `ach` rail (it pays a bank account), and an external
- * `card` account has no delivery preference (the spec lists none for it), so it cannot be paid.
+ * The delivery rules (rails, standard speeds, the card-funded changes) live in src/delivery/; they are
+ * re-exported here for the modules that read them with the wire types. (Type-only imports run the
+ * other way, so there is no import cycle at run time.)
  */
-export const RAIL_PREFERENCES: Readonly<Record<AccountType, readonly DeliveryPreference[]>> = {
-  ach: ["standard-ach", "same-day-ach", "rtp"],
-  check: ["standard-check", "express-check", "overnight-check"],
-  "domestic-wire": ["domestic-wire", "instant-domestic-wire"],
-  "virtual-card": ["virtual-card", "instant-virtual-card"],
-  "international-fx": ["international-fx", "fast-international-fx"],
-  "international-gusd": ["international-gusd"],
-  card: [],
-};
-
-/** The normal-speed preference of each payable rail (what a blank `delivery` column resolves to). */
-export const STANDARD_PREFERENCE: Readonly<Partial<Record<AccountType, DeliveryPreference>>> = {
-  ach: "standard-ach",
-  check: "standard-check",
-  "domestic-wire": "domestic-wire",
-  "virtual-card": "virtual-card",
-  "international-fx": "international-fx",
-  "international-gusd": "international-gusd",
-};
-
-/**
- * From a card originating account the collect is immediate: ACH and wire deliver fast, so the
- * superseded standard values are refused and these replace them (no eligibility check applies).
- */
-export const CARD_SUPERSEDED: Readonly<Partial<Record<DeliveryPreference, DeliveryPreference>>> = {
-  "standard-ach": "same-day-ach",
-  "domestic-wire": "instant-domestic-wire",
-};
-
-/** Delivery preference → its rail, built once: validation asks for every row of a sheet. */
-const RAIL_OF_PREFERENCE: ReadonlyMap<DeliveryPreference, AccountType> = (() => {
-  const rails = new Map<DeliveryPreference, AccountType>();
-  for (const [rail, prefs] of Object.entries(RAIL_PREFERENCES)) {
-    for (const p of prefs) if (!rails.has(p)) rails.set(p, rail as AccountType);
-  }
-  return rails;
-})();
-
-export function railOf(p: DeliveryPreference): AccountType {
-  const rail = RAIL_OF_PREFERENCE.get(p);
-  /* c8 ignore next */
-  if (rail === undefined) throw new Error(`unknown delivery preference ${p}`);
-  return rail;
-}
-
-/** A faster variant is any preference that is not its rail's normal speed. */
-export function isFasterVariant(p: DeliveryPreference): boolean {
-  return STANDARD_PREFERENCE[railOf(p)] !== p;
-}
+export {
+  CARD_SUPERSEDED,
+  isFasterVariant,
+  RAIL_PREFERENCES,
+  railOf,
+  STANDARD_PREFERENCE,
+} from "../delivery/rules.js";
 
 export const PaymentStatus = z.enum(["scheduled", "in-progress", "completed", "failed", "canceled"]);
 export type PaymentStatus = z.infer<typeof PaymentStatus>;

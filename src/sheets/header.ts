@@ -2,62 +2,14 @@
  * Header matching: which of a sheet's columns are ours. Pure functions, no I/O.
  *
  * Headers match case-, space-, underscore-, hyphen- and dot-insensitively ("To Account", "to_account",
- * "TO-ACCOUNT"), with the aliases below; a trailing `*` (a "required" marker) is ignored. Metadata
+ * "TO-ACCOUNT"), with the aliases of src/sheet-columns/; a trailing `*` (a "required" marker) is ignored. Metadata
  * columns are `metadata.<key>`, `metadata:<key>` or `meta.<key>`; the key keeps its case.
  */
+import { SHEET_COLUMN_RULES, SHEET_COLUMNS, type SheetColumnName } from "../sheet-columns/index.js";
 import { columnLetter, type SheetColumn, SheetReadError } from "./types.js";
 
-/** The sheet columns we read (DESIGN "Sheet columns"), besides `metadata.<key>`. */
-export const SHEET_COLUMNS = [
-  "reference",
-  "from_account",
-  "to_account",
-  "amount",
-  "currency",
-  "delivery",
-  "payer_memo",
-  "recipient_note",
-  "purpose",
-  "attachment",
-] as const;
-export type SheetColumnName = (typeof SHEET_COLUMNS)[number];
-
-const ALIASES: Record<SheetColumnName, readonly string[]> = {
-  reference: [
-    "ref",
-    "payment reference",
-    "payout reference",
-    "reference id",
-    "external id",
-    "your reference",
-  ],
-  from_account: [
-    "from",
-    "funding account",
-    "source account",
-    "paying account",
-    "debit account",
-    "originating account",
-    "from acct",
-  ],
-  to_account: [
-    "to",
-    "payee",
-    "payee account",
-    "recipient account",
-    "beneficiary account",
-    "destination account",
-    "receiving account",
-    "to acct",
-  ],
-  amount: ["sum", "payout amount", "payment amount", "amt"],
-  currency: ["ccy", "curr", "cur", "currency code"],
-  delivery: ["delivery preference", "speed", "method", "delivery method", "delivery speed", "payment method"],
-  payer_memo: ["memo", "internal memo", "internal note"],
-  recipient_note: ["note", "description", "note to recipient", "remittance info", "remittance information"],
-  purpose: ["payment purpose", "purpose code"],
-  attachment: ["attachment id", "attachment path", "attachment file"],
-};
+/** The sheet columns we read and their aliases are described in src/sheet-columns/. */
+export { SHEET_COLUMNS, type SheetColumnName };
 
 /** Lower-case, separators removed: "To_Account " and "to account" both become "toaccount". */
 function matchKey(text: string): string {
@@ -69,7 +21,9 @@ function matchKey(text: string): string {
 }
 
 const CANONICAL_BY_KEY: ReadonlyMap<string, SheetColumnName> = new Map(
-  SHEET_COLUMNS.flatMap((name) => [name, ...ALIASES[name]].map((alias) => [matchKey(alias), name] as const)),
+  SHEET_COLUMNS.flatMap((name) =>
+    [name, ...SHEET_COLUMN_RULES[name].aliases].map((alias) => [matchKey(alias), name] as const),
+  ),
 );
 
 const METADATA_HEADER = /^(?:metadata|meta)\s*[.:]\s*(.+)$/i;
