@@ -12,7 +12,7 @@
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { packageFile } from "../assets/index.js";
-import { type BatchProgress, type RowRecord, TERMINAL_ROW_STATES } from "../batches/index.js";
+import { type BatchProgress, ROW_STATES, type RowRecord, TERMINAL_ROW_STATES } from "../batches/index.js";
 import type { AppConfig } from "../config/index.js";
 import { createLogger } from "../logging/index.js";
 import { formatMinor } from "../money/index.js";
@@ -46,7 +46,14 @@ export interface DemoOptions {
 
 export type DemoResult =
   | { ok: true; batchId: string; resultPath: string }
-  | { ok: false; reason: string; batchId?: string; resultPath?: string };
+  | {
+      ok: false;
+      reason: string;
+      batchId?: string;
+      resultPath?: string;
+      /** Set when SIGINT or SIGTERM stopped the demo (everything it started is stopped). */
+      stoppedBy?: NodeJS.Signals;
+    };
 
 /** The demo's sandbox settles payments within a few seconds so the sample finishes quickly. */
 const DEMO_CLOCK = { toInProgressMs: 400, toFinalMs: 800 };
@@ -58,6 +65,24 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const cleanup = async () => {
     for (const fn of cleanups.reverse()) await fn().catch(() => {});
   };
+  // Ctrl-C or a SIGTERM stops the demo in order, like `worker` and `serve`: the wait ends, then
+  // every part started so far (workers, server, sandbox, the private redis-server) is stopped.
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stop.signal.aborted) return;
+    say(`${signal}: stopping the demo (workers, server, sandbox and the Redis it started)`);
+    stop.abort(signal);
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  const stopped = (): DemoResult | undefined =>
+    stop.signal.aborted
+      ? {
+          ok: false,
+          reason: `stopped by ${String(stop.signal.reason)}`,
+          stoppedBy: stop.signal.reason as NodeJS.Signals,
+        }
+      : undefined;
   try {
     // 1. The service: the embedded sandbox unless PAYOUTS_API_URL points elsewhere.
     let sandbox: RunningSandbox | undefined;
@@ -82,6 +107,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     } else {
       say(`Redis: ${redisUrl.replace(/\/\/[^@/]*@/, "//***@")}`);
     }
+
+    const early = stopped();
+    if (early) return early;
 
     // 3. Workers, outbox and server, all in this process.
     const client = (): PayoutsClient => createWorkerClient({ ...api, timeoutMs: config.apiTimeoutMs });
@@ -158,6 +186,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     }
     const batchId = outcome.batchId;
     say(`submitted ${path.basename(sheetPath)} as batch ${batchId}: ${outcome.summary.validRows} rows`);
+    const afterSubmit = stopped();
+    if (afterSubmit) return { ...afterSubmit, batchId };
 
     // 5. Wait until every row is final.
     const deadline = Date.now() + (options.timeoutMs ?? 120_000);
@@ -170,19 +200,20 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         if (line !== lastLine) say(line);
         lastLine = line;
       }
-      await sleep(500);
+      await sleep(500, undefined, { signal: stop.signal }).catch(() => undefined);
+      if (stop.signal.aborted) break;
       progress = await store.progress(batchId);
     }
     if (!progress) return { ok: false, reason: `batch ${batchId} vanished from Redis`, batchId };
     if (options.progress) options.progress(progress);
     say(progressLine(progress));
+    const interrupted = stopped();
+    if (interrupted) return { ...interrupted, batchId };
 
     // 6. The result file and the summary.
     await outbox.flush();
     const written = await writeResultFile(store, batchId, { dataDir: config.dataDir });
-    const rows: RowRecord[] = [];
-    for await (const row of rowsInSheetOrder(store, batchId)) rows.push(row);
-    for (const line of summaryLines(progress, rows)) say(line);
+    for (const line of summaryLines(progress)) say(line);
     say(`result file: ${written.path}`);
     if (progress.done < progress.batch.rowCount) {
       return {
@@ -192,8 +223,14 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         resultPath: written.path,
       };
     }
-    const unexpected = rows.filter((r) => !asIntended(r, sandbox !== undefined));
-    if (unexpected.length > 0) {
+    // Streamed a page at a time: a big sheet's rows are never all held; the first few odd ones are shown.
+    const unexpected: RowRecord[] = [];
+    let unexpectedCount = 0;
+    for await (const row of rowsInSheetOrder(store, batchId)) {
+      if (asIntended(row, sandbox !== undefined)) continue;
+      if (++unexpectedCount <= 20) unexpected.push(row);
+    }
+    if (unexpectedCount > 0) {
       for (const r of unexpected) {
         say(
           `  row ${r.rowNumber} (${r.rowKey}) ended ${r.state}${r.errorCode ? ` ${r.errorCode}: ${r.errorMessage}` : ""}`,
@@ -201,7 +238,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       }
       return {
         ok: false,
-        reason: `${unexpected.length} row(s) did not end as intended`,
+        reason: `${unexpectedCount} row(s) did not end as intended`,
         batchId,
         resultPath: written.path,
       };
@@ -209,6 +246,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     return { ok: true, batchId, resultPath: written.path };
   } finally {
     await cleanup();
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
   }
 }
 
@@ -226,29 +265,26 @@ export function progressLine(p: BatchProgress): string {
   return `progress: ${p.done}/${p.batch.rowCount} final (${parts.join(", ")})`;
 }
 
-function summaryLines(p: BatchProgress, rows: readonly RowRecord[]): string[] {
+/** The summary from the batch's counters (rows by state, money by state and currency): no row is read. */
+function summaryLines(p: BatchProgress): string[] {
   const lines = ["summary:"];
-  const byStatus = new Map<string, Map<string, { rows: number; amount: number }>>();
-  for (const r of rows) {
-    const perCurrency = byStatus.get(r.state) ?? new Map();
-    byStatus.set(r.state, perCurrency);
-    const t = perCurrency.get(r.instruction.currency) ?? { rows: 0, amount: 0 };
-    t.rows++;
-    t.amount += r.instruction.amount;
-    perCurrency.set(r.instruction.currency, t);
-  }
-  for (const state of [...byStatus.keys()].sort()) {
-    const perCurrency = byStatus.get(state)!;
-    const count = [...perCurrency.values()].reduce((n, t) => n + t.rows, 0);
-    const money = [...perCurrency.entries()]
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([currency, t]) => `${currency} ${formatMinor(t.amount, currency)}`)
+  for (const state of [
+    ...TERMINAL_ROW_STATES,
+    ...ROW_STATES.filter((s) => !TERMINAL_ROW_STATES.includes(s)),
+  ]) {
+    const count = p.counts[state] ?? 0;
+    if (count === 0) continue;
+    const money = Object.keys(p.totals)
+      .sort()
+      .flatMap((currency) => {
+        const amount = p.totals[currency]?.[state];
+        return amount ? [`${currency} ${formatMinor(amount, currency)}`] : [];
+      })
       .join(", ");
     lines.push(`  ${state.padEnd(11)} ${String(count).padStart(5)} row(s)  ${money}`);
   }
   if (p.batch.invalidCount > 0)
     lines.push(`  invalid     ${String(p.batch.invalidCount).padStart(5)} row(s)`);
-  const final = TERMINAL_ROW_STATES.reduce((n, s) => n + (p.counts[s] ?? 0), 0);
-  lines.push(`  ${final} of ${p.batch.rowCount} rows final`);
+  lines.push(`  ${p.done} of ${p.batch.rowCount} rows final`);
   return lines;
 }

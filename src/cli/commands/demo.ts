@@ -51,7 +51,10 @@ export function registerDemo(program: Command): void {
         bar?.stop();
         if (!result.ok) {
           process.stderr.write(`payouts demo: ${result.reason}\n`);
-          process.exitCode = EXIT.inputProblems;
+          // Stopped by a signal: the shell's convention, 128 + the signal's number.
+          process.exitCode = result.stoppedBy
+            ? 128 + (result.stoppedBy === "SIGINT" ? 2 : 15)
+            : EXIT.inputProblems;
         }
       } catch (err) {
         bar?.stop();
