@@ -1,18 +1,17 @@
 /**
  * What the payout sheet template contains, as data: the columns with their help text, formats and
  * dropdowns, and the instruction notes. The XLSX/CSV builders render this description and the test
- * checks the checked-in files against it, so the template, its help and the checks never drift.
+ * checks the checked-in files against it. Whether a column is required and how long its values may be
+ * come from src/sheet-columns/ (the same table intake checks against), and the delivery rules' words
+ * from src/delivery/, so the template's help cannot disagree with what intake does.
  */
+import { deliveryRulesInWords, RAIL_PREFERENCES, STANDARD_PREFERENCE } from "../delivery/index.js";
 import {
   DELIVERY_PREFERENCES,
   type DeliveryPreference,
-  METADATA_KEY_MAX,
   METADATA_MAX_KEYS,
-  METADATA_VALUE_MAX,
-  RAIL_PREFERENCES,
-  STANDARD_PREFERENCE,
-  TEXT_LIMITS,
 } from "../payouts-api/wire-types.js";
+import { columnRule, METADATA_COLUMNS, type SheetColumnName } from "../sheet-columns/index.js";
 
 export type TemplateFormat = "xlsx" | "csv";
 export const TEMPLATE_FORMATS: readonly TemplateFormat[] = ["xlsx", "csv"];
@@ -49,39 +48,63 @@ const standardList = Object.entries(STANDARD_PREFERENCE)
   .map(([rail, pref]) => `${pref} (${rail})`)
   .join(", ");
 
+/** What the template says about one of our columns; `required` and its length limit come from the column's rule. */
+interface ColumnHelp {
+  meaning: string;
+  example: string;
+  width: number;
+  numFmt?: string;
+  validation?: ColumnValidation;
+}
+
+/** A template column for our column `name`: required and length check as src/sheet-columns/ says. */
+function ourColumn(name: SheetColumnName, help: ColumnHelp): TemplateColumn {
+  const rule = columnRule(name);
+  const lengthCheck: ColumnValidation | undefined =
+    rule.maxLength === undefined ? undefined : { kind: "max-length", max: rule.maxLength };
+  const validation = help.validation ?? lengthCheck;
+  return {
+    header: name,
+    required: rule.required,
+    ...help,
+    ...(validation === undefined ? {} : { validation }),
+  };
+}
+
+/** "at most N characters" for a column with a length limit. */
+function limitOf(name: SheetColumnName): string {
+  const max = columnRule(name).maxLength;
+  return max === undefined ? "" : `at most ${max} characters`;
+}
+
+const metadataLimit = `at most ${METADATA_COLUMNS.valueMax} characters`;
+
 export const TEMPLATE_COLUMNS: readonly TemplateColumn[] = [
-  {
-    header: "reference",
-    required: true,
+  ourColumn("reference", {
     meaning:
-      "Your unique id for this payout: letters, digits, - and _ only (no spaces or /), at most 255 characters. " +
+      `Recommended: your unique id for this payout: letters, digits, - and _ only (no spaces or /), ${limitOf("reference")}. ` +
       "Unique within the sheet. It becomes the payment's externalId and identifies the row in every report, " +
-      "result file and retry, so never reuse one (an invoice number reused next month is refused).",
+      "result file and retry, so never reuse one (an invoice number reused next month is refused). Without " +
+      "one, a row is known by its row number.",
     example: "INV-2024-0417",
     width: 20,
     numFmt: TEXT_FORMAT,
-  },
-  {
-    header: "from_account",
-    required: true,
+  }),
+  ourColumn("from_account", {
     meaning:
       "The paying internal account (yours): its acct_... id or its externalId. A bank (ACH) account must be " +
       "verified before it can pay.",
     example: "ops-checking",
     width: 20,
     numFmt: TEXT_FORMAT,
-  },
-  {
-    header: "to_account",
-    required: true,
+  }),
+  ourColumn("to_account", {
     meaning: "The payee's external account: its acct_... id or its externalId.",
     example: "vendor-ach",
     width: 20,
     numFmt: TEXT_FORMAT,
-  },
-  {
-    header: "amount",
-    required: true,
+  }),
+  ourColumn("amount", {
     meaning:
       "What the payee receives, in major units of the currency (1250.00 dollars, 5000 yen). See the amount " +
       "rules below: never more decimals than the currency has; nothing is rounded.",
@@ -89,66 +112,51 @@ export const TEMPLATE_COLUMNS: readonly TemplateColumn[] = [
     width: 14,
     numFmt: AMOUNT_FORMAT,
     validation: { kind: "positive-amount" },
-  },
-  {
-    header: "currency",
-    required: false,
+  }),
+  ourColumn("currency", {
     meaning:
       "ISO 4217 code of the amount; blank means USD. It must be the payee account's currency. The dropdown " +
       "offers common codes; another valid code can be typed in.",
     example: "USD",
     width: 10,
     validation: { kind: "currency" },
-  },
-  {
-    header: "delivery",
-    required: false,
+  }),
+  ourColumn("delivery", {
     meaning: `How fast and by which rail to pay; blank means the standard speed of the payee's rail: ${standardList}. See the delivery table below.`,
     example: "same-day-ach",
     width: 22,
     validation: { kind: "delivery" },
-  },
-  {
-    header: "payer_memo",
-    required: false,
-    meaning: `Private note for your own records, never shown to the payee (at most ${TEXT_LIMITS.payerMemo} characters).`,
+  }),
+  ourColumn("payer_memo", {
+    meaning: `Private note for your own records, never shown to the payee (${limitOf("payer_memo")}).`,
     example: "April office cleaning",
     width: 28,
-    validation: { kind: "max-length", max: TEXT_LIMITS.payerMemo },
-  },
-  {
-    header: "recipient_note",
-    required: false,
-    meaning: `Note shown to the payee (at most ${TEXT_LIMITS.recipientNote} characters).`,
+  }),
+  ourColumn("recipient_note", {
+    meaning: `Note shown to the payee (${limitOf("recipient_note")}).`,
     example: "Invoice INV-2024-0417, thank you",
     width: 28,
-    validation: { kind: "max-length", max: TEXT_LIMITS.recipientNote },
-  },
-  {
-    header: "purpose",
-    required: false,
-    meaning: `International payments: what the goods or services are, sent with the payment for compliance (at most ${TEXT_LIMITS.purpose} characters).`,
+  }),
+  ourColumn("purpose", {
+    meaning: `International payments: what the goods or services are, sent with the payment for compliance (${limitOf("purpose")}).`,
     example: "Purchase of packaging materials",
     width: 28,
-    validation: { kind: "max-length", max: TEXT_LIMITS.purpose },
-  },
-  {
-    header: "attachment",
-    required: false,
+  }),
+  ourColumn("attachment", {
     meaning:
       "A supporting document (an invoice): an att_... id already uploaded, or a file path relative to the " +
-      "sheet's folder (e.g. attachments/invoice.pdf). Some international payees require one, often on the " +
-      "first payment to them.",
+      "sheet's folder (e.g. attachments/invoice.pdf; the file itself, not a link). Some international payees " +
+      "require one, often on the first payment to them.",
     example: "attachments/invoice-0417.pdf",
     width: 28,
-  },
+  }),
   {
     header: "metadata.cost_center",
     required: false,
-    meaning: `Example metadata column: any column named metadata.<key> is stored on the payment as metadata <key> (at most ${METADATA_VALUE_MAX} characters per value). Rename, add or delete these columns freely.`,
+    meaning: `Example metadata column: any column named metadata.<key> is stored on the payment as metadata <key> (${metadataLimit} per value). Rename, add or delete these columns freely.`,
     example: "CC-410 Facilities",
     width: 20,
-    validation: { kind: "max-length", max: METADATA_VALUE_MAX },
+    validation: { kind: "max-length", max: METADATA_COLUMNS.valueMax },
   },
   {
     header: "metadata.invoice",
@@ -157,7 +165,7 @@ export const TEMPLATE_COLUMNS: readonly TemplateColumn[] = [
     example: "INV-2024-0417",
     width: 20,
     numFmt: TEXT_FORMAT,
-    validation: { kind: "max-length", max: METADATA_VALUE_MAX },
+    validation: { kind: "max-length", max: METADATA_COLUMNS.valueMax },
   },
 ];
 
@@ -226,8 +234,9 @@ export const INSTRUCTION_NOTES: readonly { topic: string; text: string }[] = [
     topic: "Rows",
     text:
       "One row per payout, on the Payouts sheet, starting at row 2. Keep the header row; headers match " +
-      "regardless of case and spaces. Rows are identified by their reference: reports, result files and " +
-      "retries name rows by it, and a sheet submitted twice never pays a reference twice.",
+      "regardless of case and spaces. Rows are identified by their reference (without one, by their row " +
+      "number): reports, result files and retries name rows by it, and a sheet submitted twice never pays a " +
+      "reference twice.",
   },
   {
     topic: "Amounts",
@@ -246,19 +255,14 @@ export const INSTRUCTION_NOTES: readonly { topic: string; text: string }[] = [
   },
   {
     topic: "Delivery",
-    text:
-      "Blank means the standard speed of the payee's rail. A faster choice must belong to the same rail " +
-      "(see the table below) and may be refused if the payment is not eligible; it is never silently " +
-      "downgraded. From a card account, use same-day-ach instead of standard-ach and instant-domestic-wire " +
-      "instead of domestic-wire; virtual-card payees cannot be paid from a card. A card payee account has no " +
-      "delivery option and cannot be paid.",
+    text: deliveryRulesInWords(),
   },
   {
     topic: "Metadata",
     text:
       `Each column named metadata.<key> becomes metadata <key> on the payment, for your own reporting ` +
-      `(keys 1-${METADATA_KEY_MAX} characters without [ or ]; values at most ${METADATA_VALUE_MAX} ` +
-      `characters; at most ${METADATA_MAX_KEYS} keys in all, including the few payouts adds to name the ` +
+      `(keys 1-${METADATA_COLUMNS.keyMax} characters without [ or ]; values ${metadataLimit}; ` +
+      `at most ${METADATA_MAX_KEYS} keys in all, including the few payouts adds to name the ` +
       "batch and row). Blank cells add nothing.",
   },
   {
