@@ -271,7 +271,13 @@ export class BatchStore {
       const writeOnce = this.redis.pipeline();
       for (let j = 0; j < statics.length; j += 2)
         writeOnce.hsetnx(this.keys.rows(batchId), statics[j]!, statics[j + 1]!);
-      for (const [err] of (await writeOnce.exec()) ?? []) if (err) throw err;
+      const fresh: string[] = [];
+      for (const [j, [err, set]] of ((await writeOnce.exec()) ?? []).entries()) {
+        if (err) throw err;
+        if (set === 1) fresh.push(statics[j * 2]!);
+      }
+      // The sheet order, for result files that stream a page at a time (rows come in sheet order).
+      if (fresh.length > 0) await this.redis.rpush(this.keys.order(batchId), ...fresh);
       created += Number(
         await runScript(
           this.redis,
@@ -302,6 +308,21 @@ export class BatchStore {
         return { rowNumber: Number(rowNumber), source: parsed.source, problems: parsed.problems };
       })
       .sort((a, b) => a.rowNumber - b.rowNumber);
+  }
+
+  /**
+   * Row keys in sheet order, `count` from `start`, or undefined when the batch has no complete order
+   * list (recorded before it existed, or partly rebuilt by a recovery): then sort {@link rowKeys}.
+   */
+  async rowKeysInOrder(batchId: string, start: number, count: number): Promise<string[] | undefined> {
+    if (start === 0) {
+      const [listed, recorded] = await Promise.all([
+        this.redis.llen(this.keys.order(batchId)),
+        this.redis.hlen(this.keys.rows(batchId)),
+      ]);
+      if (listed !== recorded) return undefined;
+    }
+    return this.redis.lrange(this.keys.order(batchId), start, start + count - 1);
   }
 
   /** Row keys of a batch's valid rows (unordered). */

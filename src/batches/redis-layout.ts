@@ -13,6 +13,7 @@
  *   <p>:batch:<id>:counts           hash   state → number of rows
  *   <p>:batch:<id>:totals           hash   "<state>|<currency>" → sum of amounts (minor units)
  *   <p>:batch:<id>:attachments      hash   file path → att_ id (uploaded once per batch)
+ *   <p>:batch:<id>:order            list   row keys in sheet order (result files stream by it)
  *   <p>:batch:<id>:open             zset   row key → last touch (ms) of rows with a payment not final yet
  *
  * One static hash plus one small hash per row keeps 100k rows compact and lets a state change be
@@ -36,6 +37,7 @@ export function redisLayout(prefix: string = DEFAULT_KEY_PREFIX) {
     totals: (id: string) => `${batch(id)}:totals`,
     attachments: (id: string) => `${batch(id)}:attachments`,
     open: (id: string) => `${batch(id)}:open`,
+    order: (id: string) => `${batch(id)}:order`,
   };
 }
 

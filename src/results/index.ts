@@ -14,6 +14,7 @@ export {
   DEFAULT_OUTBOX_DEBOUNCE_MS,
   type ResultOutbox,
   type ResultOutboxOptions,
+  WRITE_SPACING,
 } from "./result-outbox.js";
 export {
   buildResultTable,

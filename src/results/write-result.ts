@@ -100,11 +100,23 @@ export async function writeResultFile(
 }
 
 /**
- * A batch's valid rows in row-number order, read ROW_CHUNK at a time. BatchStore.listRows would load
- * every row at once, so the order is found from the rows' static records (row numbers only, read in
- * chunks and dropped), then each chunk of rows is read through the store's public `getRow`.
+ * A batch's valid rows in sheet order, read ROW_CHUNK at a time from the batch's order list. A batch
+ * without one (recorded by an older version) is ordered from the rows' static records (row numbers
+ * only, read in chunks and dropped), then each chunk of rows is read.
  */
 export async function* rowsInSheetOrder(store: BatchStore, batchId: string): AsyncGenerator<RowRecord> {
+  // The batch's order list: one page of keys at a time, so memory stays flat whatever the batch size.
+  let page = await store.rowKeysInOrder(batchId, 0, ROW_CHUNK);
+  if (page !== undefined) {
+    for (let start = 0; page.length > 0; ) {
+      yield* await store.rowsPage(batchId, page);
+      start += page.length;
+      if (page.length < ROW_CHUNK) break;
+      page = (await store.rowKeysInOrder(batchId, start, ROW_CHUNK)) ?? [];
+    }
+    return;
+  }
+  // No order list (a batch recorded before there was one): sort the keys by row number.
   const keys = await store.rowKeys(batchId);
   const numbered: { rowKey: string; rowNumber: number }[] = [];
   for (let i = 0; i < keys.length; i += ROW_CHUNK) {

@@ -1,0 +1,69 @@
+/**
+ * Keeping a result file current costs a bounded share of a worker's time whatever the batch size
+ * (issue 9, point 4): however long one write takes and however often rows change, the outbox waits
+ * WRITE_SPACING times the last write's duration before the next, and still writes after the last
+ * change. Fake timers stand in for slow writes, so nothing here depends on the machine's speed.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { BatchStore } from "../../../src/batches/index.js";
+import { createResultOutbox, type ResultFiles, WRITE_SPACING } from "../../../src/results/index.js";
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** A result writer whose every write takes `writeMs` (of fake time); records when each started. */
+function slowFiles(writeMs: number): ResultFiles & { starts: number[]; busyMs: () => number } {
+  const starts: number[] = [];
+  return {
+    starts,
+    busyMs: () => starts.length * writeMs,
+    resultFile: async () => undefined,
+    write: async (batchId) => {
+      starts.push(Date.now());
+      await new Promise((r) => setTimeout(r, writeMs));
+      return { path: `/tmp/${batchId}.csv`, format: "csv", rows: 1_000_000 };
+    },
+  };
+}
+
+describe("the result outbox at scale", () => {
+  it.each([500, 5_000, 30_000])(
+    "spends at most 1/(1+WRITE_SPACING) of the time writing when one write takes %i ms",
+    async (writeMs) => {
+      const files = slowFiles(writeMs);
+      const outbox = createResultOutbox({
+        store: {} as BatchStore,
+        dataDir: "/tmp",
+        files,
+        debounceMs: 2_000,
+      });
+      const start = Date.now();
+      // Rows change every 100 ms for ten minutes.
+      for (let t = 0; t < 600_000; t += 100) {
+        outbox.markDirty("b1");
+        await vi.advanceTimersByTimeAsync(100);
+      }
+      const elapsed = Date.now() - start;
+      expect(files.busyMs() / elapsed).toBeLessThanOrEqual(1 / (1 + WRITE_SPACING) + 0.01);
+      for (let i = 2; i < files.starts.length; i++) {
+        // Each write starts at least WRITE_SPACING times one write's duration after the previous ended.
+        expect(files.starts[i]! - (files.starts[i - 1]! + writeMs)).toBeGreaterThanOrEqual(
+          Math.max(2_000, writeMs * WRITE_SPACING),
+        );
+      }
+      // The last change is still written, and writeNow (the batch finished) writes at once.
+      const before = files.starts.length;
+      await vi.advanceTimersByTimeAsync(writeMs * (WRITE_SPACING + 2) + 2_000);
+      expect(files.starts.length).toBe(before + 1);
+      const finished = outbox.writeNow("b1");
+      await vi.advanceTimersByTimeAsync(writeMs);
+      await finished;
+      expect(files.starts.length).toBe(before + 2);
+      await outbox.close();
+    },
+  );
+});
