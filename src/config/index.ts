@@ -7,6 +7,15 @@
 import path from "node:path";
 import { CronExpressionParser } from "cron-parser";
 import { z } from "zod";
+import {
+  type ApprovalPolicy,
+  ApprovalRuleError,
+  DEFAULT_APPROVAL_EXPIRES_HOURS,
+  DEFAULT_APPROVALS_REQUIRED,
+  parseApprovalExpiresHours,
+  parseApprovalsRequired,
+  parseApprovalThresholds,
+} from "../approvals/rules.js";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -41,6 +50,14 @@ const EnvSchema = z.object({
   SCHEDULE_CRON: z.string().min(1).optional(),
   SCHEDULE_TZ: z.string().min(1).default("UTC"),
   NOTIFY_URL: url("NOTIFY_URL").optional(),
+  /** Checked by approvalPolicyFrom (src/approvals/rules.ts), which names the bad item. */
+  APPROVAL_THRESHOLDS: z.string().optional(),
+  APPROVALS_REQUIRED: z.string().optional(),
+  APPROVAL_EXPIRES_HOURS: z.string().optional(),
+  /** Where `payouts approve|reject` reach `payouts serve` (default http://127.0.0.1:<HTTP_PORT>). */
+  PAYOUTS_SERVER_URL: url("PAYOUTS_SERVER_URL").optional(),
+  /** The bearer token `payouts approve|reject` authenticate with. Never logged or echoed. */
+  PAYOUTS_TOKEN: z.string().min(1).optional(),
 });
 
 export interface AppConfig {
@@ -60,6 +77,12 @@ export interface AppConfig {
   scheduleCron: string | undefined;
   scheduleTz: string;
   notifyUrl: string | undefined;
+  /** Which batches wait for approval, by how many approvers, for how long (DESIGN rule 10). */
+  approval: ApprovalPolicy;
+  /** Base URL of `payouts serve` for the commands that go through its API (approve, reject). */
+  serverUrl: string;
+  /** Bearer token of those commands. */
+  token: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -82,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
   const e = parsed.data;
   if (e.SCHEDULE_CRON) checkSchedule(e.SCHEDULE_CRON, e.SCHEDULE_TZ);
+  const approval = approvalPolicyFrom(e);
   return {
     apiUrl: e.PAYOUTS_API_URL?.replace(/\/+$/, ""),
     apiKey: e.PAYOUTS_API_KEY,
@@ -97,6 +121,54 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     scheduleCron: e.SCHEDULE_CRON,
     scheduleTz: e.SCHEDULE_TZ,
     notifyUrl: e.NOTIFY_URL,
+    approval,
+    serverUrl: (e.PAYOUTS_SERVER_URL ?? `http://127.0.0.1:${e.HTTP_PORT}`).replace(/\/+$/, ""),
+    token: e.PAYOUTS_TOKEN,
+  };
+}
+
+/**
+ * The approval settings alone, validated as loadConfig does: what the submission gate uses when it
+ * is not handed a policy, so that no way of submitting can skip the rules the environment sets.
+ */
+export function loadApprovalPolicy(env: NodeJS.ProcessEnv = process.env): ApprovalPolicy {
+  const value = (name: string) => (env[name]?.trim() ? env[name] : undefined);
+  return approvalPolicyFrom({
+    APPROVAL_THRESHOLDS: value("APPROVAL_THRESHOLDS"),
+    APPROVALS_REQUIRED: value("APPROVALS_REQUIRED"),
+    APPROVAL_EXPIRES_HOURS: value("APPROVAL_EXPIRES_HOURS"),
+  });
+}
+
+function approvalPolicyFrom(e: {
+  APPROVAL_THRESHOLDS?: string | undefined;
+  APPROVALS_REQUIRED?: string | undefined;
+  APPROVAL_EXPIRES_HOURS?: string | undefined;
+}): ApprovalPolicy {
+  const setting = <T>(name: string, text: string | undefined, parse: (t: string) => T, fallback: T): T => {
+    if (text === undefined) return fallback;
+    try {
+      return parse(text);
+    } catch (err) {
+      if (err instanceof ApprovalRuleError)
+        throw new ConfigError(`Invalid environment:\n  ${name}: ${err.message}`);
+      throw err;
+    }
+  };
+  return {
+    thresholds: setting("APPROVAL_THRESHOLDS", e.APPROVAL_THRESHOLDS, parseApprovalThresholds, []),
+    required: setting(
+      "APPROVALS_REQUIRED",
+      e.APPROVALS_REQUIRED,
+      parseApprovalsRequired,
+      DEFAULT_APPROVALS_REQUIRED,
+    ),
+    expiresHours: setting(
+      "APPROVAL_EXPIRES_HOURS",
+      e.APPROVAL_EXPIRES_HOURS,
+      parseApprovalExpiresHours,
+      DEFAULT_APPROVAL_EXPIRES_HOURS,
+    ),
   };
 }
 
