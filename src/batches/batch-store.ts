@@ -129,6 +129,7 @@ function batchFromHash(hash: Record<string, string>): BatchRecord | undefined {
     archivePath: hash.archivePath || undefined,
     sheet: parseSheetLayout(hash.sheet),
     ...(hash.finishedAt ? { finishedAt: hash.finishedAt } : {}),
+    ...(hash.submittedBy ? { submittedBy: hash.submittedBy } : {}),
   };
 }
 
@@ -173,6 +174,7 @@ export class BatchStore {
         enqueueComplete: batch.enqueueComplete ? "1" : "0",
         archivePath: batch.archivePath ?? "",
         sheet: JSON.stringify(batch.sheet),
+        ...(batch.submittedBy === undefined ? {} : { submittedBy: batch.submittedBy }),
       })
       .zadd(this.keys.batches, Date.parse(batch.createdAt) || Date.now(), batch.id)
       .sadd(this.keys.incomplete, batch.id)

@@ -19,6 +19,7 @@ export {
 } from "./instruction-archive.js";
 export { type RecoverBatchOptions, type RecoverBatchResult, recoverBatch } from "./recover-batch.js";
 export { DEFAULT_KEY_PREFIX, type RedisLayout, redisLayout } from "./redis-layout.js";
+export { type LuaScript, runScript } from "./redis-scripts.js";
 export {
   canTransition,
   isRowState,
@@ -38,6 +39,7 @@ export {
   type RowJobRequest,
   resumeBatch,
   resumeIncompleteBatches,
+  type SubmissionGate,
   type SubmitBatchOptions,
   type SubmitBatchResult,
   submitBatch,

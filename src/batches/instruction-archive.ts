@@ -14,7 +14,7 @@ import type { BatchRecord, InvalidRowInput, SubmittedInstruction } from "./types
 
 export interface ArchivedBatch {
   batch: Pick<BatchRecord, "id" | "fileSha256" | "sourceName" | "entityId" | "createdAt"> &
-    Partial<Pick<BatchRecord, "sheet">>;
+    Partial<Pick<BatchRecord, "sheet" | "submittedBy">>;
   instructions: SubmittedInstruction[];
   invalidRows: InvalidRowInput[];
 }

@@ -13,7 +13,7 @@ import { externalIdFor, metadataNamesRow, rowMetadataValue } from "../row-identi
 import { adoptPayment, referenceReusedMessage } from "./adopt-payment.js";
 import type { BatchStore } from "./batch-store.js";
 import type { ArchivedBatch } from "./instruction-archive.js";
-import { enqueueQueuedRows, type RowEnqueuer } from "./submit-batch.js";
+import { enqueueQueuedRows, type RowEnqueuer, type SubmissionGate } from "./submit-batch.js";
 
 export interface RecoverBatchOptions {
   store: BatchStore;
@@ -25,6 +25,11 @@ export interface RecoverBatchOptions {
   archivePath?: string;
   /** Parallel `externalId` look-ups. Default 8. */
   lookupConcurrency?: number;
+  /**
+   * The approval gate. A batch rebuilt from its archive (its approval was lost with Redis) is held
+   * again when the rules say so; rows of a held batch are not queued (DESIGN rule 10).
+   */
+  gate?: SubmissionGate;
 }
 
 export interface RecoverBatchResult {
@@ -44,6 +49,15 @@ export async function recoverBatch(options: RecoverBatchOptions): Promise<Recove
   const batchId = meta.id;
 
   if (!(await store.getBatch(batchId))) {
+    const totals: Record<string, number> = {};
+    for (const i of archive.instructions) totals[i.currency] = (totals[i.currency] ?? 0) + i.amount;
+    // Before the batch record, as in submitBatch: a resume can never find the batch without its hold.
+    await options.gate?.hold({
+      batchId,
+      submittedBy: meta.submittedBy ?? "",
+      requestedAt: new Date(),
+      totals,
+    });
     await store.createBatch({
       ...meta,
       rowCount: archive.instructions.length,
@@ -124,6 +138,9 @@ export async function recoverBatch(options: RecoverBatchOptions): Promise<Recove
 
   // 3. The rest goes back to the queue under the same keys.
   const batch = await store.getBatch(batchId);
+  if (options.gate && !(await options.gate.mayEnqueue(batchId))) {
+    return { batchId, rows: rows.length, adopted, rejected, enqueued: 0 };
+  }
   const enqueued = batch ? await enqueueQueuedRows(store, options.enqueuer, batch) : 0;
   await store.markEnqueueComplete(batchId);
   return { batchId, rows: rows.length, adopted, rejected, enqueued };

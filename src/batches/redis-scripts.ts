@@ -151,6 +151,9 @@ if ARGV[1] ~= att then return {'stale', cur, att} end
 if retryable[cur] ~= true then return {'refused', cur, att} end
 -- A reference already used by someone else's payment: a new attempt (a fresh externalId) would pay it again.
 if redis.call('HGET', KEYS[1], 'errorCode') == 'REFERENCE_REUSED' then return {'refused', cur, att} end
+-- Canceled because its batch was rejected or expired unapproved: a retry would pay what nobody approved.
+local code = redis.call('HGET', KEYS[1], 'errorCode')
+if code == 'APPROVAL_REJECTED' or code == 'APPROVAL_EXPIRED' then return {'refused', cur, att} end
 local next = tostring(tonumber(att) + 1)
 local now = ARGV[2]
 local oldCurrency = redis.call('HGET', KEYS[1], 'currency')

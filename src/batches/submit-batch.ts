@@ -2,9 +2,11 @@
  * Submitting a batch, resumably (DESIGN rule 1, last sentence):
  *
  *   1. archive the instructions (the intent) on disk;
- *   2. claim the file's sha256 and record the batch (incomplete);
+ *   2. claim the file's sha256, ask the approval gate whether the batch must wait, and record the batch
+ *      (incomplete);
  *   3. record every row (`queued`, attempt 1) in chunks;
- *   4. enqueue one job per `queued` row (job id = the row's Idempotency-Key) in chunks;
+ *   4. enqueue one job per `queued` row (job id = the row's Idempotency-Key) in chunks, unless the batch
+ *      waits for approval (then its rows are queued when it is approved: src/approvals);
  *   5. mark the batch `enqueueComplete`.
  *
  * A crash anywhere leaves a batch that {@link resumeBatch} finishes, when the same file comes again or
@@ -31,6 +33,25 @@ export interface RowJobRequest {
 /** How batches hand rows to the queue (implemented by the pipeline's payment queue). */
 export interface RowEnqueuer {
   enqueue(jobs: readonly RowJobRequest[]): Promise<void>;
+}
+
+/**
+ * The approval gate (DESIGN rule 10, implemented in src/approvals). Every way a batch comes in goes
+ * through submitBatch, so this is the one place a batch can be held: `hold` is asked once per new
+ * batch, before its record exists (a crash can never leave a held batch without its hold), and
+ * `mayEnqueue` before any row of an existing batch is handed to the queue.
+ */
+export interface SubmissionGate {
+  /** True: the batch waits for approval (the gate recorded that); no row of it may be queued until released. */
+  hold(request: {
+    batchId: string;
+    submittedBy: string;
+    requestedAt: Date;
+    /** Minor units per currency of the valid rows. */
+    totals: Record<string, number>;
+  }): Promise<boolean>;
+  /** False while the batch awaits approval and after it was rejected or expired. */
+  mayEnqueue(batchId: string): Promise<boolean>;
 }
 
 export class DuplicateFileError extends Error {
@@ -64,6 +85,10 @@ export interface SubmitBatchOptions {
   /** Fixed batch id (tests); default a new one. */
   batchId?: string;
   now?: () => Date;
+  /** Who submits: a user or token name, or a system identity (`cli:<os user>`, `system:inbox`). */
+  submittedBy?: string;
+  /** The approval gate; without one nothing is held (src/pipeline always passes one). */
+  gate?: SubmissionGate;
 }
 
 export interface SubmitBatchResult {
@@ -74,6 +99,8 @@ export interface SubmitBatchResult {
   invalidCount: number;
   /** Jobs handed to the queue by this call. */
   enqueued: number;
+  /** The batch waits for approval: its rows are recorded but not queued. */
+  awaitingApproval?: boolean;
 }
 
 /** A new batch id: time-ordered for people, random enough never to collide; never digits only, no `:`. */
@@ -96,19 +123,28 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
   const now = options.now ?? (() => new Date());
   const instructions = await collect(options.instructions);
   const invalidRows = options.invalidRows ?? [];
-  const finishEarlier = async (earlier: BatchRecord): Promise<SubmitBatchResult> => ({
-    batchId: earlier.id,
-    resumed: true,
-    rowCount: earlier.rowCount,
-    invalidCount: earlier.invalidCount,
-    enqueued: await resumeBatch(store, enqueuer, earlier.id, instructions),
-  });
+  const gate = options.gate;
+  const finishEarlier = async (earlier: BatchRecord): Promise<SubmitBatchResult> => {
+    const enqueued = await resumeBatch(store, enqueuer, earlier.id, instructions, gate);
+    return {
+      batchId: earlier.id,
+      resumed: true,
+      rowCount: earlier.rowCount,
+      invalidCount: earlier.invalidCount,
+      enqueued,
+      ...((await isHeld(earlier.id, gate)) ? { awaitingApproval: true } : {}),
+    };
+  };
+  // A batch whose rows are all recorded and which waits for (or was refused) approval is not an
+  // interrupted submission: the same file again is a duplicate of it, as of a completed batch.
+  const submitted = async (b: BatchRecord) =>
+    b.enqueueComplete || (b.rowsRecorded && (await isHeld(b.id, gate)));
 
   const earlierId = await store.batchIdForFile(options.fileSha256);
   if (earlierId !== undefined) {
     const earlier = await store.getBatch(earlierId);
     // The same file again while its first submission is unfinished: finish that one, never a second.
-    if (earlier && !earlier.enqueueComplete) return finishEarlier(earlier);
+    if (earlier && !(await submitted(earlier))) return finishEarlier(earlier);
     if (earlier && !options.allowDuplicateFile) throw new DuplicateFileError(earlierId);
   }
 
@@ -127,6 +163,7 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
     enqueueComplete: false,
     archivePath,
     sheet: options.sheet ?? { columns: [], keys: [], format: "csv" },
+    ...(options.submittedBy === undefined ? {} : { submittedBy: options.submittedBy }),
   };
   await writeInstructionArchive(archivePath, {
     batch: {
@@ -136,6 +173,7 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
       entityId: batch.entityId,
       createdAt,
       sheet: batch.sheet,
+      ...(batch.submittedBy === undefined ? {} : { submittedBy: batch.submittedBy }),
     },
     instructions,
     invalidRows: [...invalidRows],
@@ -147,11 +185,20 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
     // between the two) is taken over.
     const earlier = await batchRecordOf(store, holder);
     if (earlier && !options.allowDuplicateFile) {
-      if (earlier.enqueueComplete) throw new DuplicateFileError(holder);
+      if (await submitted(earlier)) throw new DuplicateFileError(holder);
       return finishEarlier(earlier);
     }
     await store.claimFile(options.fileSha256, batchId, true);
   }
+  // The one approval check of the submission path: decided before the batch is recorded, so every
+  // later step (and every resume of it) knows whether its rows may be queued.
+  const held =
+    (await gate?.hold({
+      batchId,
+      submittedBy: options.submittedBy ?? "",
+      requestedAt: new Date(createdAt),
+      totals: totalsOf(instructions),
+    })) === true;
   await store.createBatch(batch);
   await store.recordInvalidRows(batchId, invalidRows);
   // Chunk by chunk, each row is recorded before its job is added; chunks overlap so that recording
@@ -159,6 +206,7 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
   await inLanes(instructions.length, async (start, end) => {
     const chunk = instructions.slice(start, end);
     await store.recordRows(batchId, chunk);
+    if (held) return;
     await enqueuer.enqueue(
       jobsFor(
         batch,
@@ -167,6 +215,17 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
     );
   });
   await store.markRowsRecorded(batchId);
+  if (held) {
+    // Stays incomplete: approving it queues the rows (src/approvals), rejecting or expiry cancels them.
+    return {
+      batchId,
+      resumed: false,
+      rowCount: instructions.length,
+      invalidCount: invalidRows.length,
+      enqueued: 0,
+      awaitingApproval: true,
+    };
+  }
   const enqueued = instructions.length;
   await store.markEnqueueComplete(batchId);
   return {
@@ -176,6 +235,16 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
     invalidCount: invalidRows.length,
     enqueued,
   };
+}
+
+async function isHeld(batchId: string, gate: SubmissionGate | undefined): Promise<boolean> {
+  return gate !== undefined && !(await gate.mayEnqueue(batchId));
+}
+
+function totalsOf(instructions: readonly SubmittedInstruction[]): Record<string, number> {
+  const totals: Record<string, number> = {};
+  for (const i of instructions) totals[i.currency] = (totals[i.currency] ?? 0) + i.amount;
+  return totals;
 }
 
 /** How long a claim's batch record may take to appear before the claim counts as abandoned. */
@@ -230,13 +299,15 @@ async function enqueueRows(
 /**
  * Finishes an interrupted submission: records missing rows (from `instructions`, else from the
  * batch's archive), enqueues every row still `queued`, and marks the batch complete. Returns the
- * number of jobs handed to the queue. Safe to run any number of times, concurrently too.
+ * number of jobs handed to the queue. Safe to run any number of times, concurrently too. A batch the
+ * gate holds gets its rows recorded only (src/approvals queues or cancels them once it is decided).
  */
 export async function resumeBatch(
   store: BatchStore,
   enqueuer: RowEnqueuer,
   batchId: string,
   instructions?: readonly SubmittedInstruction[],
+  gate?: SubmissionGate,
 ): Promise<number> {
   const batch = await store.getBatch(batchId);
   if (!batch) throw new Error(`batch ${batchId} is not recorded`);
@@ -253,6 +324,7 @@ export async function resumeBatch(
     await store.recordRows(batchId, rows);
     await store.markRowsRecorded(batchId);
   }
+  if (await isHeld(batchId, gate)) return 0;
   const enqueued = await enqueueQueuedRows(store, enqueuer, batch);
   await store.markEnqueueComplete(batchId);
   return enqueued;
@@ -274,14 +346,21 @@ export async function enqueueQueuedRows(
   return enqueueRows(enqueuer, batch, queued);
 }
 
-/** What a worker runs on start: finishes every interrupted submission. Returns the batch ids finished. */
-export async function resumeIncompleteBatches(store: BatchStore, enqueuer: RowEnqueuer): Promise<string[]> {
+/**
+ * What a worker runs on start: finishes every interrupted submission. Returns the batch ids finished
+ * (not those the gate holds: they wait for approval, they are not interrupted).
+ */
+export async function resumeIncompleteBatches(
+  store: BatchStore,
+  enqueuer: RowEnqueuer,
+  gate?: SubmissionGate,
+): Promise<string[]> {
   const finished: string[] = [];
   for (const batchId of await store.incompleteBatchIds()) {
     const batch = await store.getBatch(batchId);
     if (!batch) continue;
-    await resumeBatch(store, enqueuer, batchId);
-    finished.push(batchId);
+    await resumeBatch(store, enqueuer, batchId, undefined, gate);
+    if (!(await isHeld(batchId, gate))) finished.push(batchId);
   }
   return finished;
 }

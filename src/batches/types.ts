@@ -33,6 +33,8 @@ export interface BatchRecord {
   sheet: SheetLayout;
   /** ISO time every valid row was first seen terminal (set once, by the reconcile sweep or worker). */
   finishedAt?: string | undefined;
+  /** Who submitted it: a user or token name, or a system identity (`cli:<os user>`, `system:inbox`). */
+  submittedBy?: string | undefined;
 }
 
 /** What a result file needs to look like the sheet it answers. */

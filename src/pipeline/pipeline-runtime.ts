@@ -6,15 +6,18 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
+import { type ApprovalPolicy, ApprovalStore, approvalGate, cliIdentity } from "../approvals/index.js";
 import {
   BatchStore,
   DEFAULT_KEY_PREFIX,
   type RowEnqueuer,
   resumeIncompleteBatches,
+  type SubmissionGate,
   type SubmitBatchOptions,
   type SubmitBatchResult,
   submitBatch,
 } from "../batches/index.js";
+import { loadApprovalPolicy } from "../config/index.js";
 import { createPayoutsClient, type PayoutsClient } from "../payouts-api/index.js";
 import { createPaymentProcessor, type ProcessResult } from "./payment-processor.js";
 import {
@@ -63,12 +66,20 @@ export interface PipelineSettings {
   /** Key prefix of everything the pipeline stores (default `payouts`). */
   prefix?: string;
   jobs?: Partial<PaymentJobSettings>;
+  /**
+   * Which batches wait for approval. Default: the APPROVAL_* settings of the environment, so that no
+   * way of submitting can forget the rules (DESIGN rule 10).
+   */
+  approval?: ApprovalPolicy;
 }
 
 export interface Pipeline {
   redis: Redis;
   prefix: string;
   store: BatchStore;
+  approvals: ApprovalStore;
+  /** The approval gate every submission and resume goes through. */
+  gate: SubmissionGate;
   queue: Queue<PaymentJobData>;
   enqueuer: RowEnqueuer;
   close(): Promise<void>;
@@ -82,6 +93,8 @@ export function openPipeline(settings: PipelineSettings): Pipeline {
   const redis = connectRedis(settings.redisUrl, { autoPipelining: true });
   const queueConnection = connectRedis(settings.redisUrl);
   const store = new BatchStore(redis, { prefix });
+  const approvals = new ApprovalStore(redis, { prefix });
+  const gate = approvalGate(approvals, settings.approval ?? loadApprovalPolicy());
   const queue = createPaymentQueue(queueConnection, prefix);
   const enqueuer = paymentQueueEnqueuer(queue, { ...DEFAULT_PAYMENT_JOB_SETTINGS, ...settings.jobs });
   let closing: Promise<void> | undefined;
@@ -89,6 +102,8 @@ export function openPipeline(settings: PipelineSettings): Pipeline {
     redis,
     prefix,
     store,
+    approvals,
+    gate,
     queue,
     enqueuer,
     close: () => {
@@ -102,14 +117,24 @@ export function openPipeline(settings: PipelineSettings): Pipeline {
   };
 }
 
-/** What `payouts submit` calls after validation: records and enqueues the batch (resumably). */
+/**
+ * What `payouts submit`, the watched folder, the nightly run and the API call after validation:
+ * records and enqueues the batch (resumably), through the approval gate. The submitter defaults to
+ * `cli:<os user>`.
+ */
 export async function submitToPipeline(
   settings: PipelineSettings,
-  input: Omit<SubmitBatchOptions, "store" | "enqueuer">,
+  input: Omit<SubmitBatchOptions, "store" | "enqueuer" | "gate">,
 ): Promise<SubmitBatchResult> {
   const pipeline = openPipeline(settings);
   try {
-    return await submitBatch({ ...input, store: pipeline.store, enqueuer: pipeline.enqueuer });
+    return await submitBatch({
+      ...input,
+      submittedBy: input.submittedBy ?? cliIdentity(),
+      store: pipeline.store,
+      enqueuer: pipeline.enqueuer,
+      gate: pipeline.gate,
+    });
   } finally {
     await pipeline.close();
   }
@@ -173,7 +198,7 @@ export async function startPaymentService(options: PaymentServiceOptions): Promi
   await warnUnlessNoEviction(pipeline.redis, options.logger);
   let resumed: string[];
   try {
-    resumed = await resumeIncompleteBatches(pipeline.store, pipeline.enqueuer);
+    resumed = await resumeIncompleteBatches(pipeline.store, pipeline.enqueuer, pipeline.gate);
   } catch (err) {
     await pipeline.close();
     workerConnection.disconnect();

@@ -62,6 +62,9 @@ export function whyNotRetryable(state: RowState, errorCode?: string): string | u
   if (errorCode === REFERENCE_REUSED) {
     return "its reference was already used by an earlier payment (see error_message): a new attempt would pay that invoice again; if it really is a new payout, submit it in a new sheet with a new reference";
   }
+  if (errorCode === "APPROVAL_REJECTED" || errorCode === "APPROVAL_EXPIRED") {
+    return "its batch was not approved (rejected or expired), so no payment may be made for it; submit the sheet again for a new approval";
+  }
   if (RETRYABLE_ROW_STATES.includes(state)) return undefined;
   switch (state) {
     case "completed":

@@ -44,6 +44,8 @@ export interface SubmitSheetOptions {
   allowDuplicateFile?: boolean;
   /** Where the validation report goes when there are problems; default next to the sheet. */
   reportPath?: string;
+  /** Who submits (see SubmitBatchOptions.submittedBy); default `cli:<os user>`. */
+  submittedBy?: string;
 }
 
 /** Money per currency, in minor units. */
@@ -62,6 +64,8 @@ export type SubmitSheetOutcome =
       totals: CurrencyTotals;
       enqueued: number;
       reportPath: string | undefined;
+      /** The batch waits for approval (APPROVAL_THRESHOLDS): nothing is queued until it is approved. */
+      awaitingApproval: boolean;
     };
 
 export { DuplicateFileError };
@@ -135,6 +139,7 @@ export async function submitSheet(options: SubmitSheetOptions): Promise<SubmitSh
       allowDuplicateFile: options.allowDuplicateFile === true,
       batchId,
       sheet: { ...layout, archivedSheetPath },
+      ...(options.submittedBy === undefined ? {} : { submittedBy: options.submittedBy }),
     });
     keepArchive = !result.resumed;
     return {
@@ -145,6 +150,7 @@ export async function submitSheet(options: SubmitSheetOptions): Promise<SubmitSh
       totals,
       enqueued: result.enqueued,
       reportPath,
+      awaitingApproval: result.awaitingApproval === true,
     };
   } finally {
     if (!keepArchive) await rm(archivedSheetPath, { force: true });

@@ -19,6 +19,7 @@
 import { randomBytes } from "node:crypto";
 import { lstat, lutimes, mkdir, readdir, rename, rm, rmdir } from "node:fs/promises";
 import path from "node:path";
+import { SYSTEM_IDENTITIES } from "../approvals/index.js";
 import { writeFileAtomic } from "../files/index.js";
 import type { IntakeApi } from "../intake/index.js";
 import type { PipelineSettings } from "../pipeline/index.js";
@@ -182,8 +183,16 @@ export async function createSheetIntake(options: SheetIntakeOptions): Promise<Sh
     };
   }
 
-  /** Submits a claimed sheet and moves it on. `resumed`: it was found in processing/ after a crash. */
-  async function submitClaimed(claimed: string, name: string, resumed: boolean): Promise<SheetIntakeOutcome> {
+  /**
+   * Submits a claimed sheet and moves it on. `resumed`: it was found in processing/ after a crash.
+   * `submittedBy`: the inbox or the nightly run (a resumed sheet counts as the inbox's).
+   */
+  async function submitClaimed(
+    claimed: string,
+    name: string,
+    resumed: boolean,
+    submittedBy: string = SYSTEM_IDENTITIES.inbox,
+  ): Promise<SheetIntakeOutcome> {
     const heartbeat = setInterval(() => void touch(claimed), Math.max(10, Math.floor(leaseMs / 3)));
     heartbeat.unref();
     // The report is written straight into rejected/ under a hidden name and renamed beside the sheet
@@ -207,6 +216,7 @@ export async function createSheetIntake(options: SheetIntakeOptions): Promise<Sh
           entityId: options.entityId,
           onInvalid: "reject",
           reportPath: pendingReport,
+          submittedBy,
         });
       } catch (err) {
         if (err instanceof DuplicateFileError) {
@@ -336,7 +346,9 @@ export async function createSheetIntake(options: SheetIntakeOptions): Promise<Sh
       return { kind: "not-taken", file: name, reason: "another watcher took it" };
     }
     log?.info({ file: name, from: sourceDir }, "sheet taken for submission");
-    return submitClaimed(claimed, name, false);
+    const submittedBy =
+      sourceDir === folders.scheduled ? SYSTEM_IDENTITIES.schedule : SYSTEM_IDENTITIES.inbox;
+    return submitClaimed(claimed, name, false, submittedBy);
   }
 
   async function resumeAbandoned(): Promise<SheetIntakeOutcome[]> {

@@ -49,11 +49,17 @@ export function registerRecover(program: Command): void {
           client,
           archive,
           archivePath,
+          gate: pipeline.gate,
         });
         process.stdout.write(
           `recovered batch ${result.batchId}: ${result.rows} rows, ${result.adopted} adopted from the ledger, ` +
             `${result.rejected} rejected (reference reused), ${result.enqueued} enqueued again\n`,
         );
+        if (!(await pipeline.gate.mayEnqueue(result.batchId))) {
+          process.stdout.write(
+            `batch ${result.batchId} waits for approval (APPROVAL_THRESHOLDS): its unpaid rows are queued once it is approved\n`,
+          );
+        }
       } finally {
         await pipeline.close();
         await client.close();

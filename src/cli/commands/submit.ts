@@ -91,6 +91,11 @@ export async function runSubmit(
         for (const line of totalsLines(outcome.totals)) say.err(line);
         if (outcome.resumed)
           say.err(`finished the interrupted submission of this file (batch ${outcome.batchId})`);
+        if (outcome.awaitingApproval)
+          say.err(
+            `batch ${outcome.batchId} waits for approval: nothing is paid until an approver approves it ` +
+              `(console, API, or \`payouts approve ${outcome.batchId}\`)`,
+          );
         say.out(outcome.batchId);
         return EXIT.ok;
     }

@@ -1,0 +1,369 @@
+/**
+ * Approval records in Redis. Every decision (approve, reject, expire) is one Lua script over the
+ * batch's approval hash, so two approvals at once, an approval racing a rejection or the expiry, all
+ * end in exactly one outcome; what follows a decision (queueing or canceling the rows) is listed in
+ * `unsettled` by the same script and done by settle-batch.ts, resumably.
+ *
+ *   <p>:batch:<id>:approval        hash   status, required, submittedBy, requestedAt, expiresAt(Ms),
+ *                                         reasons (JSON), decidedAt, decidedBy, reason, settledAt
+ *   <p>:batch:<id>:approvers       hash   approver name → ISO time (each approver counted once)
+ *   <p>:batch:<id>:approval:lock   string who settles the batch right now (expires)
+ *   <p>:approvals:awaiting         zset   held batch ids by expiry (ms): the expiry sweep's index
+ *   <p>:approvals:unsettled        set    decided batches whose rows are not queued or canceled yet
+ *   <p>:approvals:unannounced      set    held batches whose `batch.awaiting_approval` is not sent yet
+ */
+import { createHash, randomBytes } from "node:crypto";
+import type { Redis } from "ioredis";
+import { DEFAULT_KEY_PREFIX, redisLayout, runScript } from "../batches/index.js";
+import { type ApprovalAudit, EXPIRY_ACTOR } from "./audit.js";
+import type { ThresholdReached } from "./rules.js";
+import {
+  APPROVAL_STATUSES,
+  type ApprovalRecord,
+  type ApprovalStatus,
+  type ApproveOutcome,
+  type DecisionResult,
+  type RejectOutcome,
+} from "./types.js";
+
+function lua(name: string, source: string) {
+  return { name, source, sha: createHash("sha1").update(source).digest("hex") };
+}
+
+/**
+ * Shared head of the decision scripts. KEYS: approval, approvers, awaiting, unsettled, unannounced,
+ * batch. ARGV: batch id, now (ISO), now (ms), then the script's own. `answer` is what every script
+ * returns: {outcome, status after, approvals counted, approvals required}.
+ */
+const DECISION_HEAD = `
+local approval, approvers, awaiting, unsettled, unannounced, batch = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local id, now, now_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local function answer(outcome)
+  return {outcome, redis.call('HGET', approval, 'status') or '', redis.call('HLEN', approvers),
+    tonumber(redis.call('HGET', approval, 'required') or '0')}
+end
+local function decide(status, by)
+  redis.call('HSET', approval, 'status', status, 'decidedAt', now)
+  if by then redis.call('HSET', approval, 'decidedBy', by) end
+  redis.call('ZREM', awaiting, id)
+  redis.call('SREM', unannounced, id)
+  redis.call('SADD', unsettled, id)
+end
+if redis.call('EXISTS', approval) == 0 then return {'missing', '', 0, 0} end
+local status = redis.call('HGET', approval, 'status')
+local function common_checks()
+  if status ~= 'awaiting-approval' then return 'not-awaiting' end
+  -- Decided only once every row is recorded: the follow-up then covers every row of the batch.
+  if redis.call('HGET', batch, 'rowsRecorded') ~= '1' then return 'not-ready' end
+  if now_ms >= tonumber(redis.call('HGET', approval, 'expiresAtMs')) then
+    decide('expired', false)
+    return 'expired'
+  end
+  return nil
+end
+`;
+
+/** Holds a batch (once). KEYS: approval, awaiting, unannounced. ARGV: id, then field/value pairs. */
+const HOLD = lua(
+  "holdForApproval",
+  `
+if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('HGET', KEYS[1], 'status') end
+local fields = {}
+for i = 2, #ARGV do fields[#fields + 1] = ARGV[i] end
+redis.call('HSET', KEYS[1], 'status', 'awaiting-approval', unpack(fields))
+redis.call('ZADD', KEYS[2], redis.call('HGET', KEYS[1], 'expiresAtMs'), ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[1])
+return 'awaiting-approval'
+`,
+);
+
+/** ARGV[4]: the approver. */
+const APPROVE = lua(
+  "approveBatch",
+  `${DECISION_HEAD}
+local who = ARGV[4]
+-- Nobody approves their own batch, whatever its state; system identities (with a ':') never approve.
+if who == redis.call('HGET', approval, 'submittedBy') then return answer('self') end
+if string.find(who, ':', 1, true) then return answer('system') end
+if status == 'approved' and redis.call('HEXISTS', approvers, who) == 1 then return answer('already') end
+local refused = common_checks()
+if refused then return answer(refused) end
+if redis.call('HEXISTS', approvers, who) == 1 then return answer('already') end
+redis.call('HSET', approvers, who, now)
+if redis.call('HLEN', approvers) >= tonumber(redis.call('HGET', approval, 'required')) then
+  decide('approved', who)
+  return answer('approved')
+end
+return answer('recorded')
+`,
+);
+
+/** ARGV[4]: who rejects; ARGV[5]: the reason. */
+const REJECT = lua(
+  "rejectBatch",
+  `${DECISION_HEAD}
+local who = ARGV[4]
+local refused = common_checks()
+if refused then return answer(refused) end
+if string.find(who, ':', 1, true) then return answer('system') end
+decide('rejected', who)
+redis.call('HSET', approval, 'reason', ARGV[5])
+return answer('rejected')
+`,
+);
+
+/** Expires the batch if it is past due (and fully recorded). */
+const EXPIRE = lua(
+  "expireBatch",
+  `${DECISION_HEAD}
+local refused = common_checks()
+if refused then return answer(refused) end
+return answer('not-due')
+`,
+);
+
+type ScriptAnswer = [string, string, number, number];
+
+function isStatus(value: string): value is ApprovalStatus {
+  return (APPROVAL_STATUSES as readonly string[]).includes(value);
+}
+
+function resultOf<O extends string>([outcome, status, approvals, required]: ScriptAnswer): DecisionResult<O> {
+  return { outcome: outcome as O, status: isStatus(status) ? status : undefined, approvals, required };
+}
+
+export interface HoldRequest {
+  batchId: string;
+  submittedBy: string;
+  required: number;
+  requestedAt: Date;
+  expiresAt: Date;
+  reasons: ThresholdReached[];
+}
+
+export interface ApprovalStoreOptions {
+  prefix?: string;
+  now?: () => Date;
+  /** Told of every expiry (the sweep's and the lazy one on read). */
+  audit?: ApprovalAudit | undefined;
+}
+
+/** How long one settler may hold a batch before another may take over (a crashed settler). */
+const SETTLE_LOCK_MS = 60_000;
+
+export class ApprovalStore {
+  readonly prefix: string;
+  private readonly now: () => Date;
+  private readonly audit: ApprovalAudit | undefined;
+  private readonly batchKey: (id: string) => string;
+
+  constructor(
+    readonly redis: Redis,
+    options: ApprovalStoreOptions = {},
+  ) {
+    this.prefix = options.prefix ?? DEFAULT_KEY_PREFIX;
+    this.now = options.now ?? (() => new Date());
+    this.audit = options.audit;
+    this.batchKey = redisLayout(this.prefix).batch;
+  }
+
+  private approvalKey(id: string) {
+    return `${this.batchKey(id)}:approval`;
+  }
+  private approversKey(id: string) {
+    return `${this.batchKey(id)}:approvers`;
+  }
+  private get awaitingKey() {
+    return `${this.prefix}:approvals:awaiting`;
+  }
+  private get unsettledKey() {
+    return `${this.prefix}:approvals:unsettled`;
+  }
+  private get unannouncedKey() {
+    return `${this.prefix}:approvals:unannounced`;
+  }
+
+  /** Records that a batch waits for approval. Idempotent: an existing record is left as it is. */
+  async hold(request: HoldRequest): Promise<ApprovalStatus> {
+    const status = await runScript(
+      this.redis,
+      HOLD,
+      [this.approvalKey(request.batchId), this.awaitingKey, this.unannouncedKey],
+      [
+        request.batchId,
+        "batchId",
+        request.batchId,
+        "required",
+        String(request.required),
+        "submittedBy",
+        request.submittedBy,
+        "requestedAt",
+        request.requestedAt.toISOString(),
+        "expiresAt",
+        request.expiresAt.toISOString(),
+        "expiresAtMs",
+        String(request.expiresAt.getTime()),
+        "reasons",
+        JSON.stringify(request.reasons),
+      ],
+    );
+    return status as ApprovalStatus;
+  }
+
+  private decisionKeys(id: string): string[] {
+    return [
+      this.approvalKey(id),
+      this.approversKey(id),
+      this.awaitingKey,
+      this.unsettledKey,
+      this.unannouncedKey,
+      this.batchKey(id),
+    ];
+  }
+
+  private decisionArgs(id: string): string[] {
+    const now = this.now();
+    return [id, now.toISOString(), String(now.getTime())];
+  }
+
+  async approve(batchId: string, who: string): Promise<DecisionResult<ApproveOutcome>> {
+    const answer = await runScript(this.redis, APPROVE, this.decisionKeys(batchId), [
+      ...this.decisionArgs(batchId),
+      who,
+    ]);
+    return resultOf<ApproveOutcome>(answer as ScriptAnswer);
+  }
+
+  async reject(batchId: string, who: string, reason: string): Promise<DecisionResult<RejectOutcome>> {
+    const answer = await runScript(this.redis, REJECT, this.decisionKeys(batchId), [
+      ...this.decisionArgs(batchId),
+      who,
+      reason,
+    ]);
+    return resultOf<RejectOutcome>(answer as ScriptAnswer);
+  }
+
+  /** Expires the batch when it is past due. Outcome `expired` only for the call that expired it. */
+  async expireIfDue(
+    batchId: string,
+  ): Promise<DecisionResult<"expired" | "not-due" | "not-awaiting" | "not-ready" | "missing">> {
+    const answer = await runScript(
+      this.redis,
+      EXPIRE,
+      this.decisionKeys(batchId),
+      this.decisionArgs(batchId),
+    );
+    const result = resultOf<"expired" | "not-due" | "not-awaiting" | "not-ready" | "missing">(
+      answer as ScriptAnswer,
+    );
+    if (result.outcome === "expired") {
+      await this.audit?.({ action: "batch.expire", actor: EXPIRY_ACTOR, batchId, outcome: "expired" });
+    }
+    return result;
+  }
+
+  /**
+   * The batch's approval record, or undefined when it never needed one. A record past its expiry is
+   * expired first (lazily, on read), so no reader ever sees an overdue batch as still awaiting.
+   */
+  async get(batchId: string): Promise<ApprovalRecord | undefined> {
+    let record = await this.read(batchId);
+    if (record?.status === "awaiting-approval" && Date.parse(record.expiresAt) <= this.now().getTime()) {
+      if ((await this.expireIfDue(batchId)).outcome === "expired") record = await this.read(batchId);
+    }
+    return record;
+  }
+
+  private async read(batchId: string): Promise<ApprovalRecord | undefined> {
+    const [hash, approvers] = await Promise.all([
+      this.redis.hgetall(this.approvalKey(batchId)),
+      this.redis.hgetall(this.approversKey(batchId)),
+    ]);
+    if (!hash.status || !isStatus(hash.status)) return undefined;
+    return {
+      batchId,
+      status: hash.status,
+      required: Number(hash.required ?? 1),
+      submittedBy: hash.submittedBy ?? "",
+      requestedAt: hash.requestedAt ?? "",
+      expiresAt: hash.expiresAt ?? "",
+      reasons: hash.reasons ? (JSON.parse(hash.reasons) as ThresholdReached[]) : [],
+      approvals: Object.entries(approvers)
+        .map(([by, at]) => ({ by, at }))
+        .sort((a, b) => a.at.localeCompare(b.at) || a.by.localeCompare(b.by)),
+      ...(hash.decidedAt ? { decidedAt: hash.decidedAt } : {}),
+      ...(hash.decidedBy ? { decidedBy: hash.decidedBy } : {}),
+      ...(hash.reason ? { reason: hash.reason } : {}),
+      ...(hash.settledAt ? { settledAt: hash.settledAt } : {}),
+    };
+  }
+
+  /** The status alone (no lazy expiry): what the submission path asks before queueing rows. */
+  async status(batchId: string): Promise<ApprovalStatus | undefined> {
+    const status = await this.redis.hget(this.approvalKey(batchId), "status");
+    return status && isStatus(status) ? status : undefined;
+  }
+
+  /** Held batches, soonest expiry first. */
+  async awaitingBatchIds(limit = 1000): Promise<string[]> {
+    return this.redis.zrange(this.awaitingKey, 0, limit - 1);
+  }
+
+  /** Held batches whose expiry has passed (the sweep expires them). */
+  async dueForExpiry(limit = 1000): Promise<string[]> {
+    return this.redis.zrangebyscore(this.awaitingKey, "-inf", this.now().getTime(), "LIMIT", 0, limit);
+  }
+
+  /** Decided batches whose rows are not queued or canceled yet. */
+  async unsettledBatchIds(): Promise<string[]> {
+    return this.redis.smembers(this.unsettledKey);
+  }
+
+  /**
+   * Takes the right to settle a batch for a while; undefined when someone else settles it now. The
+   * settling itself is idempotent, so the lock only keeps two processes from doing the work twice.
+   */
+  async lockForSettling(batchId: string): Promise<(() => Promise<void>) | undefined> {
+    const key = `${this.approvalKey(batchId)}:lock`;
+    const token = randomBytes(8).toString("hex");
+    const set = await this.redis.set(key, token, "PX", SETTLE_LOCK_MS, "NX");
+    if (set !== "OK") return undefined;
+    return async () => {
+      if ((await this.redis.get(key)) === token) await this.redis.del(key);
+    };
+  }
+
+  async markSettled(batchId: string): Promise<void> {
+    await this.redis
+      .multi()
+      .hsetnx(this.approvalKey(batchId), "settledAt", this.now().toISOString())
+      .srem(this.unsettledKey, batchId)
+      .exec();
+  }
+
+  /** Forgets a batch in the indexes (its batch record is gone). */
+  async dropFromIndexes(batchId: string): Promise<void> {
+    await this.redis
+      .multi()
+      .zrem(this.awaitingKey, batchId)
+      .srem(this.unsettledKey, batchId)
+      .srem(this.unannouncedKey, batchId)
+      .exec();
+  }
+
+  /** Held batches not announced yet. */
+  async unannouncedBatchIds(): Promise<string[]> {
+    return this.redis.smembers(this.unannouncedKey);
+  }
+
+  /** True for the one caller that takes the announcement of this batch. */
+  async takeAnnouncement(batchId: string): Promise<boolean> {
+    return (await this.redis.srem(this.unannouncedKey, batchId)) === 1;
+  }
+
+  /** Puts an announcement back (its sending failed; the next sweep tries again). */
+  async returnAnnouncement(batchId: string): Promise<void> {
+    if ((await this.status(batchId)) === "awaiting-approval")
+      await this.redis.sadd(this.unannouncedKey, batchId);
+  }
+}
