@@ -1,5 +1,8 @@
 /** Option parsers shared by commands; each names the flag in its error so the user knows what to fix. */
-import { InvalidArgumentError } from "commander";
+import { readFileSync } from "node:fs";
+import { InvalidArgumentError, Option } from "commander";
+import { packageFile } from "../assets/index.js";
+import { DEFAULT_KEY_PREFIX } from "../batches/index.js";
 
 export function parsePort(value: string): number {
   const n = Number(value);
@@ -11,4 +14,22 @@ export function parsePositiveInt(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || n < 1) throw new InvalidArgumentError("expected a whole number of 1 or more");
   return n;
+}
+
+/**
+ * The `--redis-prefix` option every command that reads or writes the working state in Redis takes,
+ * defaulting to the prefix the batch store uses: `command.addOption(redisPrefixOption())`. One
+ * definition, so the flag, its help and its default cannot differ between commands.
+ */
+export function redisPrefixOption(): Option {
+  return new Option("--redis-prefix <prefix>", "key prefix of the working state in Redis").default(
+    DEFAULT_KEY_PREFIX,
+  );
+}
+
+/** The package's version, read from its package.json (so `payouts --version` follows a release). */
+export function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(packageFile("package.json"), "utf8")) as { version?: unknown };
+  if (typeof manifest.version !== "string") throw new Error("package.json has no version");
+  return manifest.version;
 }
