@@ -167,7 +167,7 @@ export function checkDelivery(r: RowReader, accounts: RowAccounts["usable"]): Ro
 
 /** What the entity may do today: a payee's kind of payment must be allowed by its limitations. */
 export function checkEntityCapability(r: RowReader, live: LiveContext, to: Account | undefined): void {
-  if (!to || to.ownershipType !== "external") return;
+  if (to?.ownershipType !== "external") return;
   const operation = paymentOperationFor(to.type);
   const capability = live.capability(operation);
   if (!capability || capability.allowed) return;
