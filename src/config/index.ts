@@ -58,6 +58,12 @@ const EnvSchema = z.object({
   PAYOUTS_SERVER_URL: url("PAYOUTS_SERVER_URL").optional(),
   /** The bearer token `payouts approve|reject` authenticate with. Never logged or echoed. */
   PAYOUTS_TOKEN: z.string().min(1).optional(),
+  /** Largest sheet the console and API accept, in MB. */
+  UPLOAD_LIMIT_MB: intFrom(1, 10_000).default(50),
+  /** `true` behind a proxy that sets X-Forwarded-For/-Proto (client IPs, Secure cookies behind https). */
+  HTTP_TRUST_PROXY: z.enum(["true", "false"]).default("false"),
+  /** `payouts worker` serves /metrics on this port (0: off). */
+  METRICS_PORT: intFrom(0, 65535).default(0),
 });
 
 export interface AppConfig {
@@ -83,6 +89,9 @@ export interface AppConfig {
   serverUrl: string;
   /** Bearer token of those commands. */
   token: string | undefined;
+  uploadLimitBytes: number;
+  trustProxy: boolean;
+  metricsPort: number;
 }
 
 export class ConfigError extends Error {
@@ -124,6 +133,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     approval,
     serverUrl: (e.PAYOUTS_SERVER_URL ?? `http://127.0.0.1:${e.HTTP_PORT}`).replace(/\/+$/, ""),
     token: e.PAYOUTS_TOKEN,
+    uploadLimitBytes: e.UPLOAD_LIMIT_MB * 1024 * 1024,
+    trustProxy: e.HTTP_TRUST_PROXY === "true",
+    metricsPort: e.METRICS_PORT,
   };
 }
 

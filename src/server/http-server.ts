@@ -1,16 +1,26 @@
 /**
- * The HTTP server of `payouts serve` (node:http, no framework): the webhook receiver, health,
- * metrics and result downloads. Everything it talks to is passed in, so tests and the demo build it
- * around their own Redis, queue and result-file source.
+ * The HTTP server of `payouts serve` (Fastify): the webhook receiver, health, metrics, result
+ * downloads, and — when given an API context — the operator console, the HTTP API under /api/v1
+ * and the queue view. Everything it talks to is passed in, so tests and the demo build it around
+ * their own Redis, queue and result-file source.
+ *
+ * Who may call what: `/healthz` is open (load balancers); the webhook route proves itself with the
+ * HMAC signature; everything else needs a console session or a bearer token (src/auth).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
+import { ApiError, errorBody } from "../api/api-error.js";
+import { type ApiContext, registerApi } from "../api/index.js";
+import { allow, registerAuth } from "../auth/index.js";
 import { BATCH_ID_PATTERN } from "../row-identity/index.js";
+import { registerConsolePages } from "./console-pages.js";
 import { type HealthCheck, runHealthChecks } from "./health.js";
 import { ServerMetrics } from "./metrics.js";
-import { BodyTooLargeError, readBody } from "./read-body.js";
+import { registerQueueView } from "./queue-view.js";
 import { type ResultFileSource, type ResultFormat, sendResultFile } from "./result-download.js";
+import { registerSecurityHeaders } from "./security-headers.js";
 import type { ReceiverLogger, WebhookReceiver } from "./webhook-receiver.js";
+import { registerWebhookRoute } from "./webhook-route.js";
 
 export const WEBHOOK_PATH = "/webhooks/payouts";
 /** Deliveries are small notifications; 1 MiB leaves room and still bounds memory per request. */
@@ -23,95 +33,133 @@ export interface HttpServerOptions {
   healthTimeoutMs?: number;
   /** Where result files come from; without it the download routes answer 404. */
   resultFile?: ResultFileSource;
+  /** Limit of a webhook delivery's body. */
   bodyLimitBytes?: number;
   metrics?: ServerMetrics;
   logger?: ReceiverLogger;
+  /** Users, audit, batches: the console and /api/v1. Required for every authenticated route. */
+  api: ApiContext;
+  /** Trust X-Forwarded-* from a proxy in front (then cookies are Secure behind https). Default false. */
+  trustProxy?: boolean;
 }
 
-const RESULT_ROUTE = /^\/batches\/([^/]+)\/result\.(csv|xlsx)$/;
-
-function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  extra: Record<string, string> = {},
-): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    "content-type": "application/json; charset=utf-8",
-    "content-length": Buffer.byteLength(text),
-    "cache-control": "no-store",
-    ...extra,
-  });
-  res.end(text);
-}
-
-export function createHttpServer(options: HttpServerOptions): Server {
+export async function createHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
   const metrics = options.metrics ?? new ServerMetrics();
-  const limit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
-  const { logger } = options;
-
-  async function onWebhook(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let raw: Buffer;
-    try {
-      raw = await readBody(req, limit);
-    } catch (err) {
-      if (err instanceof BodyTooLargeError) {
-        metrics.countDelivery("too_large");
-        // The rest of the body is not read: close the connection after answering.
-        sendJson(res, 413, { error: `body larger than ${limit} bytes` }, { connection: "close" });
-        res.on("finish", () => req.destroy());
-        return;
-      }
-      throw err;
-    }
-    const answer = await options.receiver(raw, req.headers["x-service-signature"]);
-    metrics.countDelivery(answer.outcome);
-    sendJson(res, answer.status, answer.body);
-  }
-
-  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const pathname = (req.url ?? "/").split("?", 1)[0] ?? "/";
-    const method = req.method ?? "GET";
-    if (pathname === WEBHOOK_PATH) {
-      if (method !== "POST") return sendJson(res, 405, { error: "use POST" }, { allow: "POST" });
-      return onWebhook(req, res);
-    }
-    if (method !== "GET" && method !== "HEAD") {
-      return sendJson(res, 405, { error: "method not allowed" }, { allow: "GET" });
-    }
-    if (pathname === "/healthz") {
-      const report = await runHealthChecks(options.healthChecks, options.healthTimeoutMs);
-      return sendJson(res, report.status === "ok" ? 200 : 503, report);
-    }
-    if (pathname === "/metrics") {
-      const text = metrics.render();
-      res.writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" });
-      res.end(text);
-      return;
-    }
-    const result = RESULT_ROUTE.exec(pathname);
-    if (result) {
-      const batchId = decodeURIComponent(result[1] ?? "");
-      const format = result[2] as ResultFormat;
-      if (!BATCH_ID_PATTERN.test(batchId)) return sendJson(res, 404, { error: "no such batch" });
-      if (options.resultFile && (await sendResultFile(res, options.resultFile, batchId, format))) return;
-      return sendJson(res, 404, { error: `no ${format} result file for batch ${batchId}` });
-    }
-    sendJson(res, 404, { error: "not found" });
-  }
-
-  return createServer((req, res) => {
-    route(req, res).catch((err: unknown) => {
-      logger?.error({ err: (err as Error).message, path: req.url?.split("?", 1)[0] }, "request failed");
-      if (!res.headersSent) sendJson(res, 500, { error: "internal error" });
-      else res.destroy();
-    });
+  const app = Fastify({
+    logger: false,
+    trustProxy: options.trustProxy ?? false,
+    bodyLimit: DEFAULT_BODY_LIMIT_BYTES,
+    // Route ids, row numbers, cursors: nothing legitimate is long.
+    routerOptions: { maxParamLength: 200 },
+    return503OnClosing: true,
   });
+
+  app.addHook("onResponse", async (request, reply) => {
+    const route = request.routeOptions.url ?? "unmatched";
+    metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+  });
+
+  app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
+    if (err instanceof ApiError) {
+      return reply.code(err.statusCode).send(errorBody(err.code, err.message, err.details));
+    }
+    const status = typeof err.statusCode === "number" && err.statusCode >= 400 ? err.statusCode : 500;
+    if (status >= 500) {
+      options.logger?.error({ err: err.message, path: request.url.split("?", 1)[0] }, "request failed");
+      return reply.code(500).send(errorBody("INTERNAL", "internal error"));
+    }
+    if (err.code?.startsWith("FST_CSRF")) {
+      return reply
+        .code(403)
+        .send(errorBody("CSRF_INVALID", "missing or invalid CSRF token; reload the page"));
+    }
+    const code =
+      status === 413
+        ? "PAYLOAD_TOO_LARGE"
+        : status === 415
+          ? "UNSUPPORTED_MEDIA_TYPE"
+          : status === 429
+            ? "RATE_LIMITED"
+            : "INVALID_REQUEST";
+    return reply.code(status).send(errorBody(code, err.message));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    reply
+      .code(404)
+      .send(errorBody("NOT_FOUND", `no route ${request.method} ${request.url.split("?", 1)[0]}`));
+  });
+
+  await registerSecurityHeaders(app);
+  await app.register(import("@fastify/cookie"));
+  await app.register(import("@fastify/csrf-protection"), {
+    sessionPlugin: "@fastify/cookie",
+    cookieOpts: { path: "/", sameSite: "strict", httpOnly: true, signed: false },
+    // Tokens come in the `x-csrf-token` header (fetch) or the `_csrf` form field.
+    getToken: (req) =>
+      (req.headers["x-csrf-token"] as string | undefined) ??
+      (req.body as { _csrf?: string } | undefined)?._csrf,
+  });
+  await app.register(import("@fastify/rate-limit"), { global: false });
+  registerAuth(app, { store: options.api.auth });
+
+  await app.register(
+    registerWebhookRoute({
+      path: WEBHOOK_PATH,
+      receiver: options.receiver,
+      metrics,
+      limitBytes: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
+    }),
+  );
+
+  app.get("/healthz", async (_request, reply) => {
+    const report = await runHealthChecks(options.healthChecks, options.healthTimeoutMs);
+    return reply
+      .code(report.status === "ok" ? 200 : 503)
+      .header("cache-control", "no-store")
+      .send(report);
+  });
+
+  app.get("/metrics", { preHandler: allow("metrics.read") }, async (_request, reply) => {
+    const text = await metrics.render();
+    return reply.header("content-type", "text/plain; version=0.0.4; charset=utf-8").send(text);
+  });
+
+  // The download route from before /api/v1 (kept for links and scripts that use it).
+  app.get<{ Params: { id: string; format: string } }>(
+    "/batches/:id/result.:format",
+    { preHandler: allow("batches.read") },
+    async (request, reply) => {
+      const { id, format } = request.params;
+      if (format !== "csv" && format !== "xlsx") throw new ApiError(404, "NOT_FOUND", "no such file");
+      await sendResult(reply, options.resultFile, id, format);
+    },
+  );
+
+  await registerApi(app, options.api, { resultFile: options.resultFile, sendResult });
+  await registerConsolePages(app);
+  await registerQueueView(app, options.api.queues);
+  return app;
+}
+
+/** Streams a batch's result file (or answers 404). */
+export async function sendResult(
+  reply: import("fastify").FastifyReply,
+  source: ResultFileSource | undefined,
+  batchId: string,
+  format: ResultFormat,
+): Promise<void> {
+  if (!BATCH_ID_PATTERN.test(batchId)) throw new ApiError(404, "NOT_FOUND", "no such batch");
+  if (!source) throw new ApiError(404, "NOT_FOUND", `no ${format} result file for batch ${batchId}`);
+  reply.hijack();
+  const raw = reply.raw;
+  if (await sendResultFile(raw, source, batchId, format)) return;
+  const text = JSON.stringify(errorBody("NOT_FOUND", `no ${format} result file for batch ${batchId}`));
+  raw.writeHead(404, { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" });
+  raw.end(text);
 }
 
 export interface RunningHttpServer {
-  server: Server;
+  app: FastifyInstance;
   port: number;
   /** `http://host:port` (no trailing slash). */
   url: string;
@@ -119,29 +167,28 @@ export interface RunningHttpServer {
   close(graceMs?: number): Promise<void>;
 }
 
-export async function listen(server: Server, port: number, host = "127.0.0.1"): Promise<RunningHttpServer> {
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const actual = (server.address() as AddressInfo).port;
+export async function listen(
+  app: FastifyInstance,
+  port: number,
+  host = "127.0.0.1",
+): Promise<RunningHttpServer> {
+  await app.listen({ port, host });
+  const actual = (app.server.address() as AddressInfo).port;
   let closing: Promise<void> | undefined;
   return {
-    server,
+    app,
     port: actual,
     url: `http://${host.includes(":") ? `[${host}]` : host}:${actual}`,
     close: (graceMs = 5_000) => {
       closing ??= new Promise<void>((resolve) => {
-        const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+        const timer = setTimeout(() => app.server.closeAllConnections(), graceMs);
         timer.unref();
-        server.close(() => {
+        // Live event streams would hold close() for the whole grace period: end them first.
+        app.server.closeIdleConnections();
+        void app.close().then(() => {
           clearTimeout(timer);
           resolve();
         });
-        server.closeIdleConnections();
       });
       return closing;
     },

@@ -1,12 +1,19 @@
 /**
- * `startServer`: the server of `payouts serve` with its resources: a Redis connection for dedupe keys
- * and the health ping, the reconcile queue (own connection), and the API client for the health check.
+ * `startServer`: the server of `payouts serve` with its resources: a Redis connection for dedupe keys,
+ * users, uploads and the health ping; the pipeline (batch store and payment queue, own connections);
+ * the reconcile queue; the API client for the health check and for validation and cancels.
  */
+import path from "node:path";
 import { Redis } from "ioredis";
+import { DEFAULT_UPLOAD_LIMIT_BYTES } from "../api/index.js";
+import { AuditTrail } from "../audit/index.js";
+import { AuthStore } from "../auth/index.js";
 import { DEFAULT_KEY_PREFIX } from "../batches/index.js";
+import { registerStateGauges } from "../metrics/index.js";
 import type { PayoutsClient } from "../payouts-api/index.js";
-import { connectRedis } from "../pipeline/index.js";
+import { connectRedis, openPipeline } from "../pipeline/index.js";
 import { createReconcileQueue, reconcileEnqueuer } from "../reconcile/index.js";
+import { createResultFiles } from "../results/index.js";
 import { createHttpServer, listen, type RunningHttpServer } from "./http-server.js";
 import { ServerMetrics } from "./metrics.js";
 import type { ResultFileSource } from "./result-download.js";
@@ -18,8 +25,10 @@ export interface ServerOptions {
   prefix?: string;
   /** The webhook signing secret (PAYOUTS_WEBHOOK_SECRET; default the API key). */
   webhookSecret: string;
-  /** Used by `/healthz` only (GET /limitations); owned by the caller, not closed here. */
+  /** Used by `/healthz` (GET /limitations); owned by the caller, not closed here. */
   client: PayoutsClient;
+  /** Used to validate uploads and cancel payments (default `client`); owned by the caller. */
+  apiClient?: PayoutsClient;
   /** Default 0 (an ephemeral port). */
   port?: number;
   /** Default 127.0.0.1. */
@@ -28,12 +37,30 @@ export interface ServerOptions {
   bodyLimitBytes?: number;
   dedupeTtlSeconds?: number;
   logger?: ReceiverLogger;
+  /** DATA_DIR: uploads go to `<dataDir>/uploads/`, submitted sheets to `<dataDir>/archive/`. Default ./data. */
+  dataDir?: string;
+  /** PAYOUTS_ENTITY_ID for submitted batches. Default `me`. */
+  entityId?: string;
+  /** Largest sheet upload (UPLOAD_LIMIT_MB). Default 50 MB. */
+  uploadLimitBytes?: number;
+  /** Behind a proxy that sets X-Forwarded-For/-Proto (HTTP_TRUST_PROXY). Default false. */
+  trustProxy?: boolean;
 }
 
 export interface RunningServer extends RunningHttpServer {
   metrics: ServerMetrics;
-  /** The connection used for dedupe keys (for tests and the demo). */
+  /** The connection used for dedupe keys, users and uploads (for tests and the demo). */
   redis: Redis;
+  auth: AuthStore;
+}
+
+/** Result downloads from the batch store (the file is rewritten when older than a couple of seconds). */
+function resultFilesOf(store: import("../batches/index.js").BatchStore, dataDir: string): ResultFileSource {
+  const files = createResultFiles({ store, dataDir });
+  return async (batchId, format) => {
+    const file = await files.resultFile(batchId, format);
+    return file === undefined ? undefined : { path: file };
+  };
 }
 
 function waitUntilReady(redis: Redis, timeoutMs: number): Promise<void> {
@@ -62,33 +89,59 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   await waitUntilReady(redis, 5_000);
   const queueConnection = connectRedis(options.redisUrl);
   const queue = createReconcileQueue(queueConnection, prefix);
+  const pipeline = openPipeline({ redisUrl: options.redisUrl, prefix });
   const metrics = new ServerMetrics();
+  const reconcile = reconcileEnqueuer(queue);
   const receiver = createWebhookReceiver({
     secret: options.webhookSecret,
     redis,
     prefix,
-    enqueuer: reconcileEnqueuer(queue),
+    enqueuer: reconcile,
     ...(options.dedupeTtlSeconds !== undefined ? { dedupeTtlSeconds: options.dedupeTtlSeconds } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
   });
-  const server = createHttpServer({
-    receiver,
-    metrics,
-    healthChecks: {
-      redis: () => redis.ping(),
-      api: (signal) => options.client.limitations.get({ signal }),
-    },
-    ...(options.resultFile ? { resultFile: options.resultFile } : {}),
-    ...(options.bodyLimitBytes !== undefined ? { bodyLimitBytes: options.bodyLimitBytes } : {}),
-    ...(options.logger ? { logger: options.logger } : {}),
-  });
+  const auth = new AuthStore(redis, prefix);
+  const queues = [pipeline.queue, queue];
+  registerStateGauges(metrics.registry, { redis, prefix, queues });
+  const closeAll = async () => {
+    await pipeline.close();
+    await queue.close();
+    await queueConnection.quit().catch(() => queueConnection.disconnect());
+    await redis.quit().catch(() => redis.disconnect());
+  };
   let running: RunningHttpServer;
   try {
-    running = await listen(server, options.port ?? 0, options.host ?? "127.0.0.1");
+    const app = await createHttpServer({
+      receiver,
+      metrics,
+      healthChecks: {
+        redis: () => redis.ping(),
+        api: (signal) => options.client.limitations.get({ signal }),
+      },
+      resultFile:
+        options.resultFile ?? resultFilesOf(pipeline.store, path.resolve(options.dataDir ?? "data")),
+      ...(options.bodyLimitBytes !== undefined ? { bodyLimitBytes: options.bodyLimitBytes } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
+      trustProxy: options.trustProxy ?? false,
+      api: {
+        auth,
+        audit: new AuditTrail(redis, prefix),
+        redis,
+        prefix,
+        store: pipeline.store,
+        enqueuer: pipeline.enqueuer,
+        queues,
+        reconcile,
+        client: options.apiClient ?? options.client,
+        pipeline: { redisUrl: options.redisUrl, prefix },
+        dataDir: path.resolve(options.dataDir ?? "data"),
+        entityId: options.entityId ?? "me",
+        uploadLimitBytes: options.uploadLimitBytes ?? DEFAULT_UPLOAD_LIMIT_BYTES,
+      },
+    });
+    running = await listen(app, options.port ?? 0, options.host ?? "127.0.0.1");
   } catch (err) {
-    await queue.close();
-    queueConnection.disconnect();
-    redis.disconnect();
+    await closeAll();
     throw err;
   }
   let closing: Promise<void> | undefined;
@@ -96,12 +149,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     ...running,
     metrics,
     redis,
+    auth,
     close: (graceMs) => {
       closing ??= (async () => {
         await running.close(graceMs);
-        await queue.close();
-        await queueConnection.quit().catch(() => queueConnection.disconnect());
-        await redis.quit().catch(() => redis.disconnect());
+        await closeAll();
       })();
       return closing;
     },

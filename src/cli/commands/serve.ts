@@ -7,6 +7,7 @@ import type { Command } from "commander";
 import { BatchStore } from "../../batches/index.js";
 import { ConfigError, loadConfig, requireApi } from "../../config/index.js";
 import { createLogger } from "../../logging/index.js";
+import { serviceRequestHooks } from "../../metrics/index.js";
 import { createPayoutsClient } from "../../payouts-api/index.js";
 import { connectRedis } from "../../pipeline/index.js";
 import { createResultFiles } from "../../results/index.js";
@@ -27,7 +28,9 @@ const SHUTDOWN_GRACE_MS = 5_000;
 export function registerServe(program: Command, deps: { resultFile?: ResultFileSource } = {}): void {
   program
     .command("serve")
-    .description("Run the HTTP server: webhook receiver, health, metrics and result downloads")
+    .description(
+      "Run the HTTP server: operator console, HTTP API, webhook receiver, health, metrics and queue view",
+    )
     .option("--port <n>", "port to listen on (default HTTP_PORT; 0 picks a free one)", parsePort)
     .option("--host <address>", "address to listen on", "127.0.0.1")
     .option("--redis-prefix <prefix>", "key prefix of the pipeline's data in Redis", "payouts")
@@ -64,22 +67,38 @@ export async function runServe(
       const file = await files.resultFile(batchId, format);
       return file === undefined ? undefined : { path: file };
     });
+  // Validation and cancels get the ordinary client (its timeouts and retries), not the health check's.
+  const apiClient = createPayoutsClient({
+    baseUrl: api.apiUrl,
+    apiKey: api.apiKey,
+    entityId: api.entityId,
+    timeoutMs: config.apiTimeoutMs,
+    hooks: serviceRequestHooks(),
+  });
   const server = await startServer({
     redisUrl: config.redisUrl,
     prefix: opts.redisPrefix,
     webhookSecret: config.webhookSecret,
     client,
+    apiClient,
+    dataDir: config.dataDir,
+    entityId: config.entityId,
+    uploadLimitBytes: config.uploadLimitBytes,
+    trustProxy: config.trustProxy,
     port: opts.port ?? config.httpPort,
     host: opts.host,
     resultFile,
     logger,
   });
   logger.info({ url: server.url, webhook: `${server.url}${WEBHOOK_PATH}` }, "server listening");
-  process.stdout.write(`listening on ${server.url} (webhooks at ${server.url}${WEBHOOK_PATH})\n`);
+  process.stdout.write(
+    `listening on ${server.url} (console ${server.url}/, API ${server.url}/api/v1, webhooks at ${server.url}${WEBHOOK_PATH})\n`,
+  );
   const signal = await untilShutdownSignal();
   logger.info({ signal }, "stopping: no new connections; finishing requests in flight");
   await server.close(opts.shutdownGraceMs ?? SHUTDOWN_GRACE_MS);
   await client.close();
+  await apiClient.close();
   storeConnection.disconnect();
   logger.info("server stopped");
   process.exitCode = 0;

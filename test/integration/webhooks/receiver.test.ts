@@ -172,7 +172,11 @@ describe("POST /webhooks/payouts", () => {
   it("counts what it did in /metrics", async () => {
     const body = delivery();
     await post(body, "0".repeat(64));
-    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const { token } = await server.auth.createToken("prometheus", "viewer", "test");
+    expect((await fetch(`${server.url}/metrics`)).status).toBe(401);
+    const text = await (
+      await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${token}` } })
+    ).text();
     expect(text).toMatch(/payouts_webhook_deliveries_total\{outcome="unauthorized"\} [1-9]/);
   });
 });
@@ -211,8 +215,18 @@ describe("GET /healthz", () => {
 });
 
 describe("GET /batches/:id/result.csv", () => {
+  let auth: { authorization: string };
+  beforeAll(async () => {
+    const { token } = await server.auth.createToken("downloads", "viewer", "test");
+    auth = { authorization: `Bearer ${token}` };
+  });
+
+  it("needs a token or a session", async () => {
+    expect((await fetch(`${server.url}/batches/batch_ok/result.csv`)).status).toBe(401);
+  });
+
   it("streams the batch's result file as an attachment", async () => {
-    const res = await fetch(`${server.url}/batches/batch_ok/result.csv`);
+    const res = await fetch(`${server.url}/batches/batch_ok/result.csv`, { headers: auth });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-disposition")).toBe('attachment; filename="batch_ok-result.csv"');
     expect(res.headers.get("content-type")).toContain("text/csv");
@@ -220,8 +234,8 @@ describe("GET /batches/:id/result.csv", () => {
   });
 
   it("is 404 when there is no such file or batch id", async () => {
-    expect((await fetch(`${server.url}/batches/batch_ok/result.xlsx`)).status).toBe(404);
-    expect((await fetch(`${server.url}/batches/nope/result.csv`)).status).toBe(404);
-    expect((await fetch(`${server.url}/batches/..%2Fetc/result.csv`)).status).toBe(404);
+    expect((await fetch(`${server.url}/batches/batch_ok/result.xlsx`, { headers: auth })).status).toBe(404);
+    expect((await fetch(`${server.url}/batches/nope/result.csv`, { headers: auth })).status).toBe(404);
+    expect((await fetch(`${server.url}/batches/..%2Fetc/result.csv`, { headers: auth })).status).toBe(404);
   });
 });

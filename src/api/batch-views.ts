@@ -1,0 +1,68 @@
+/** What the API says about a batch: its summary (state, counts, money) from the store's progress. */
+import type { BatchProgress, BatchStore } from "../batches/index.js";
+import { formatMinor } from "../money/index.js";
+
+export type BatchState = "submitting" | "running" | "finished";
+
+export function batchState(p: BatchProgress): BatchState {
+  if (!p.batch.enqueueComplete) return "submitting";
+  // Not finishedAt: a retry after the batch finished makes it run again.
+  if (p.done >= p.batch.rowCount) return "finished";
+  return "running";
+}
+
+function money(minor: number, currency: string): string {
+  try {
+    return formatMinor(minor, currency);
+  } catch {
+    return String(minor);
+  }
+}
+
+/** Who submitted a batch through the API, and the file name they uploaded. */
+export interface BatchOrigin {
+  createdBy: string;
+  fileName: string;
+  uploadId: string;
+}
+
+export function originKey(prefix: string, batchId: string): string {
+  return `${prefix}:batch:${batchId}:api:origin`;
+}
+
+export async function batchOrigin(
+  store: BatchStore,
+  prefix: string,
+  batchId: string,
+): Promise<Partial<BatchOrigin>> {
+  return (await store.redis.hgetall(originKey(prefix, batchId))) as Partial<BatchOrigin>;
+}
+
+export function batchView(p: BatchProgress, origin: Partial<BatchOrigin>) {
+  const totals = Object.entries(p.totals)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([currency, byState]) => {
+      const sum = Object.values(byState).reduce((s, n) => s + (n ?? 0), 0);
+      return {
+        currency,
+        amount: money(sum, currency),
+        byState: Object.fromEntries(Object.entries(byState).map(([s, n]) => [s, money(n ?? 0, currency)])),
+      };
+    });
+  return {
+    id: p.batch.id,
+    sourceName: p.batch.sourceName,
+    state: batchState(p),
+    createdAt: p.batch.createdAt,
+    createdBy: origin.createdBy ?? null,
+    uploadId: origin.uploadId ?? null,
+    finishedAt: p.batch.finishedAt ?? null,
+    rows: p.batch.rowCount,
+    invalidRows: p.batch.invalidCount,
+    done: p.done,
+    counts: p.counts,
+    totals,
+  };
+}
+
+export type BatchView = ReturnType<typeof batchView>;

@@ -1,0 +1,36 @@
+/** Everything the HTTP API works with, built once by `startServer` (or a test) and passed in. */
+import type { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import type { AuditTrail } from "../audit/index.js";
+import type { AuthStore } from "../auth/index.js";
+import type { BatchStore, RowEnqueuer } from "../batches/index.js";
+import type { IntakeApi } from "../intake/index.js";
+import type { PayoutsClient } from "../payouts-api/index.js";
+import type { PipelineSettings } from "../pipeline/index.js";
+import type { ReconcileEnqueuer } from "../reconcile/index.js";
+
+/** Default largest upload (a sheet): 50 MB. */
+export const DEFAULT_UPLOAD_LIMIT_BYTES = 50 * 1024 * 1024;
+
+export interface ApiContext {
+  auth: AuthStore;
+  audit: AuditTrail;
+  /** A plain connection (uploads, indexes, event feed). */
+  redis: Redis;
+  /** Key prefix of the working state (default `payouts`). */
+  prefix: string;
+  store: BatchStore;
+  /** New attempts of retried rows go here (the payment queue). */
+  enqueuer: RowEnqueuer;
+  /** Payment and reconcile queues: the queue view and the queue-depth metric. */
+  queues: Queue[];
+  /** After a cancel, the payment is looked at again so the row shows `canceled` soon. */
+  reconcile: ReconcileEnqueuer;
+  /** Validation (live accounts) and cancels. */
+  client: PayoutsClient & IntakeApi;
+  /** Where submitted batches go (as `payouts submit`). */
+  pipeline: PipelineSettings;
+  dataDir: string;
+  entityId: string;
+  uploadLimitBytes: number;
+}
