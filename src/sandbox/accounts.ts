@@ -13,7 +13,6 @@ import { conflict, type FieldIssue, forbidden, notFound, parseOrThrow, validatio
 import { newId } from "./ids.js";
 import { computeLimitations } from "./owners.js";
 import { type ListQuery, matchesCommonFilters, paginate } from "./pagination.js";
-import { isTerminal } from "./payments.js";
 import type { AccountSecrets, SandboxState, StoredAccount } from "./state.js";
 
 /**
@@ -195,17 +194,15 @@ export function deleteAccount(
   id: string,
 ): { id: string; deleted: true } {
   const stored = storedAccountOf(state, entityId, id);
-  for (const p of state.payments.values()) {
-    const uses = p.payment.originatingAccountId === id || p.payment.receivingAccountId === id;
-    if (uses && !isTerminal(p.payment.status)) {
-      throw conflict(
-        "ACCOUNT_IN_USE",
-        `account ${id} is used by payment ${p.id}, which is ${p.payment.status}`,
-        {
-          paymentId: p.id,
-        },
-      );
-    }
+  const p = state.payments.oldestOpenPaymentOf(id);
+  if (p) {
+    throw conflict(
+      "ACCOUNT_IN_USE",
+      `account ${id} is used by payment ${p.id}, which is ${p.payment.status}`,
+      {
+        paymentId: p.id,
+      },
+    );
   }
   state.accounts.delete(id);
   state.emit("api.account.deleted", {

@@ -5,7 +5,10 @@
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Payment } from "../payouts-api/wire-types.js";
 import { type FaultConfig, mergeFaults, NO_FAULTS } from "./faults.js";
+import { requestFingerprint } from "./idempotency.js";
+import { createPayment } from "./payments.js";
 import { DEFAULT_CLOCK, PaymentProgression } from "./progression.js";
 import { TokenBucket } from "./rate-limit.js";
 import { loadDefaultSeed, parseSeed, type SandboxSeed } from "./seed.js";
@@ -77,6 +80,12 @@ export interface RunningSandbox {
   setFaults(f: Partial<FaultConfig>): void;
   /** Requests by kind, 429s, Idempotency-Key reuse evidence and payments stored (as `GET /_sandbox/stats`). */
   stats(): SandboxStats;
+  /**
+   * `POST /payments` without HTTP, for seeding a large store fast (benchmarks): the same rules,
+   * idempotency record, progression and events, for the first entity. Throws the ApiError the
+   * service would answer, or an Error when the key is already used.
+   */
+  createPayment(body: unknown, idempotencyKey: string): Payment;
   /** Starts the request counters again (as `DELETE /_sandbox/stats`); reuse evidence is never reset. */
   resetStats(): void;
   close(): Promise<void>;
@@ -97,7 +106,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     return {
       requests: requestStats.snapshot(),
       idempotency: { keysReusedWithDifferentRequest: reuse.count, reusedKeys: reuse.keys },
-      payments: { stored: state.payments.size },
+      payments: { stored: state.payments.size, byStatus: state.payments.countByStatus() },
     };
   };
   const progression = new PaymentProgression(state, { ...DEFAULT_CLOCK, ...opts.clock });
@@ -151,6 +160,21 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
       setFaults(f);
     },
     stats: snapshot,
+    createPayment: (body, idempotencyKey) => {
+      const apiKey = seed.partner.apiKey;
+      const entityId = firstEntity.id;
+      const fingerprint = requestFingerprint({ route: "POST /payments", entityId, body });
+      const claim = state.idempotency.claim(apiKey, idempotencyKey, fingerprint);
+      if (claim.kind !== "claimed") throw new Error(`Idempotency-Key ${idempotencyKey} is already used`);
+      try {
+        const payment = createPayment(state, entityId, body, { onCreated: (s) => progression.track(s) });
+        state.idempotency.complete(apiKey, idempotencyKey, { status: 201, body: payment });
+        return payment;
+      } catch (err) {
+        state.idempotency.release(apiKey, idempotencyKey);
+        throw err;
+      }
+    },
     resetStats: () => requestStats.reset(),
     close: () => {
       closing ??= new Promise<void>((resolve) => {

@@ -86,6 +86,20 @@ export function matchesCommonFilters(item: Listable, q: ListQuery): boolean {
   return true;
 }
 
+/** The item a `startingAfter`/`endingBefore` id names (undefined without one); an unknown id is 400. */
+export function cursorOf<T>(q: ListQuery, lookup: (id: string) => T | undefined): T | undefined {
+  const cursorId = q.startingAfter ?? q.endingBefore;
+  if (cursorId === undefined) return undefined;
+  const cursor = lookup(cursorId);
+  if (!cursor) {
+    const param = q.startingAfter !== undefined ? "startingAfter" : "endingBefore";
+    throw validationError(`${param} is not an id of this list`, [
+      { path: param, message: "unknown cursor id" },
+    ]);
+  }
+  return cursor;
+}
+
 /**
  * One page of `items` (already filtered). The cursor is any id of the collection (`all`), even one the
  * filters exclude: its position is taken from its sort key. An id that is not in the collection is 400.
@@ -100,13 +114,7 @@ export function paginate<T extends Listable>(
   if (cursorId === undefined) {
     return { data: sorted.slice(0, q.limit), hasMore: sorted.length > q.limit };
   }
-  const cursor = all.get(cursorId);
-  if (!cursor) {
-    const param = q.startingAfter !== undefined ? "startingAfter" : "endingBefore";
-    throw validationError(`${param} is not an id of this list`, [
-      { path: param, message: "unknown cursor id" },
-    ]);
-  }
+  const cursor = cursorOf(q, (id) => all.get(id)) as Listable;
   if (q.startingAfter !== undefined) {
     const older = sorted.filter((i) => newestFirst(cursor, i) < 0);
     return { data: older.slice(0, q.limit), hasMore: older.length > q.limit };

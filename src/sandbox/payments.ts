@@ -17,14 +17,13 @@ import {
   paymentOperationFor,
   RAIL_PREFERENCES,
   railOf,
-  TERMINAL_PAYMENT_STATUSES,
   UsdPaymentCreate,
 } from "../payouts-api/wire-types.js";
 import { badRequest, conflict, forbidden, notFound, parseOrThrow, validationError } from "./errors.js";
 import { checkQuote, type FxPrice, hasRate, priceForeignAmount } from "./fx.js";
 import { newId } from "./ids.js";
 import { computeLimitations } from "./owners.js";
-import { type ListQuery, matchesCommonFilters, paginate } from "./pagination.js";
+import { type ListQuery, cursorOf as listCursorOf } from "./pagination.js";
 import { fastPaymentEligibility, outcomeForAmount } from "./rules.js";
 import type { SandboxState, StoredPayment } from "./state.js";
 
@@ -173,19 +172,6 @@ export function assertPaymentAllowed(
   );
 }
 
-/** Whether the payee already has a payment that is not failed or canceled ("paid before"). */
-function hasBeenPaid(state: SandboxState, receivingAccountId: string): boolean {
-  for (const p of state.payments.values()) {
-    if (
-      p.payment.receivingAccountId === receivingAccountId &&
-      !["failed", "canceled"].includes(p.payment.status)
-    ) {
-      return true;
-    }
-  }
-  return false;
-}
-
 export interface CreatePaymentOptions {
   onCreated(stored: StoredPayment): void;
 }
@@ -200,7 +186,7 @@ export function createPayment(
   const body = parsePaymentCreate(rawBody);
   // A reused externalId is reported first, so a resubmitted row always learns which payment it made.
   if (body.externalId !== undefined) {
-    const existing = state.findByExternalId(state.payments, body.externalId);
+    const existing = state.payments.findByExternalId(body.externalId);
     if (existing) {
       throw conflict(
         "DUPLICATE_EXTERNAL_ID",
@@ -226,7 +212,7 @@ export function createPayment(
     }
   } else if (
     state.accounts.get(receiving.id)?.requiresAttachmentUntilPaid &&
-    !hasBeenPaid(state, receiving.id)
+    !state.payments.hasBeenPaid(receiving.id)
   ) {
     throw badRequest(
       "ATTACHMENT_REQUIRED",
@@ -290,7 +276,7 @@ export function createPayment(
     outcome: outcomeForAmount(body.amount),
     originatingType: originating.type,
   };
-  state.payments.set(id, stored);
+  state.payments.add(stored);
   state.emit("api.payment.created", { id, entityId, externalId: body.externalId, metadata: body.metadata });
   opts.onCreated(stored);
   return payment;
@@ -323,20 +309,16 @@ export function updatePayment(state: SandboxState, entityId: string, id: string,
   if (!edits && body.status === undefined) return p;
   if (body.payerMemo !== undefined) p.payerMemo = body.payerMemo;
   if (body.recipientNote !== undefined) p.recipientNote = body.recipientNote;
-  if (body.metadata !== undefined) {
-    p.metadata = body.metadata;
-    stored.metadata = body.metadata;
-  }
-  if (body.status === "canceled") p.status = "canceled";
+  if (body.metadata !== undefined) state.payments.setMetadata(stored, body.metadata);
+  if (body.status === "canceled") state.payments.setStatus(stored, "canceled");
   p.updatedAt = state.isoNow();
   state.emit("api.payment.updated", { id, entityId, externalId: p.externalId, metadata: p.metadata });
   return p;
 }
 
-export interface PaymentFilters {
-  status?: string;
-  originatingAccountId?: string;
-  receivingAccountId?: string;
+/** The payment a list cursor names; any payment id is a valid cursor, another id is 400. */
+function cursorOf(state: SandboxState, q: ListQuery): StoredPayment | undefined {
+  return listCursorOf(q, (id) => state.payments.get(id));
 }
 
 export function listPayments(
@@ -346,26 +328,23 @@ export function listPayments(
   params: URLSearchParams,
 ): { data: Payment[]; hasMore: boolean } {
   const status = params.get("status");
-  if (status !== null && !PaymentStatus.safeParse(status).success) {
+  const parsedStatus = status === null ? undefined : PaymentStatus.safeParse(status);
+  if (parsedStatus && !parsedStatus.success) {
     throw validationError(`status must be one of ${PaymentStatus.options.join(", ")}`, [
       { path: "status", message: "unknown status" },
     ]);
   }
   const originating = params.get("originatingAccountId");
   const receiving = params.get("receivingAccountId");
-  const items = state
-    .paymentsOf(entityId)
-    .filter(
-      (p) =>
-        matchesCommonFilters(p, q) &&
-        (status === null || p.payment.status === status) &&
-        (originating === null || p.payment.originatingAccountId === originating) &&
-        (receiving === null || p.payment.receivingAccountId === receiving),
-    );
-  const page = paginate(items, q, state.payments);
+  const page = state.payments.page(
+    q,
+    {
+      entityId,
+      ...(parsedStatus?.data ? { status: parsedStatus.data } : {}),
+      ...(originating !== null ? { originatingAccountId: originating } : {}),
+      ...(receiving !== null ? { receivingAccountId: receiving } : {}),
+    },
+    cursorOf(state, q),
+  );
   return { data: page.data.map((p) => p.payment), hasMore: page.hasMore };
-}
-
-export function isTerminal(status: Payment["status"]): boolean {
-  return TERMINAL_PAYMENT_STATUSES.includes(status);
 }

@@ -41,7 +41,7 @@ export class PaymentProgression {
   ): boolean {
     const p = stored.payment;
     if (this.timers.closed || p.status !== from) return false;
-    p.status = to;
+    this.state.payments.setStatus(stored, to);
     if (to === "in-progress") {
       p.fees = feesFor({
         deliveryPreference: p.deliveryPreference,

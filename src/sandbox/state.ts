@@ -17,6 +17,7 @@ import type { StoredQuote } from "./fx.js";
 import { IdempotencyStore } from "./idempotency.js";
 import { newId } from "./ids.js";
 import type { Listable } from "./pagination.js";
+import { PaymentStore } from "./payment-store.js";
 import type { PaymentOutcome } from "./rules.js";
 import type { SandboxSeed, SeedRestriction } from "./seed.js";
 
@@ -81,7 +82,8 @@ export class SandboxState {
   readonly partner: PartnerConfig;
   readonly entities = new Map<string, StoredEntity>();
   readonly accounts = new Map<string, StoredAccount>();
-  readonly payments = new Map<string, StoredPayment>();
+  /** Payments with the indexes their lookups and lists need (see payment-store.ts). */
+  readonly payments = new PaymentStore();
   readonly attachments = new Map<string, StoredAttachment>();
   readonly owners = new Map<string, StoredOwner[]>();
   readonly quotes = new Map<string, StoredQuote>();
@@ -207,11 +209,10 @@ export class SandboxState {
     return [...this.accounts.values()].filter((a) => a.entityId === entityId);
   }
 
-  paymentsOf(entityId: string): StoredPayment[] {
-    return [...this.payments.values()].filter((p) => p.entityId === entityId);
-  }
-
-  /** externalIds are unique per partner per resource type (across the partner's entities). */
+  /**
+   * externalIds are unique per partner per resource type (across the partner's entities). A scan:
+   * for entities and accounts, which a partner has few of; payments have their own index.
+   */
   findByExternalId<T extends Listable>(map: ReadonlyMap<string, T>, externalId: string): T | undefined {
     for (const item of map.values()) if (item.externalId === externalId) return item;
     return undefined;

@@ -3,6 +3,7 @@
  * backoff on a non-2xx answer or a connection error, the same messageId on every attempt.
  */
 import { createHmac } from "node:crypto";
+import { Agent, request } from "undici";
 import type { WebhookDelivery } from "../payouts-api/wire-types.js";
 import { type FaultConfig, SHUFFLE_MAX_DELAY_MS } from "./faults.js";
 import type { EmittedEvent, SandboxState } from "./state.js";
@@ -17,6 +18,8 @@ export interface WebhookRetryConfig {
 
 export const DEFAULT_WEBHOOK_RETRY: WebhookRetryConfig = { attempts: 5, baseDelayMs: 500 };
 const ATTEMPT_TIMEOUT_MS = 5000;
+/** Connections to the endpoint; more deliveries wait in the agent's queue (keep-alive, no per-POST handshake). */
+const DELIVERY_CONNECTIONS = 32;
 
 export function signWebhookBody(secret: string, rawBody: Buffer): string {
   return createHmac("sha256", secret).update(rawBody).digest("hex");
@@ -29,6 +32,7 @@ interface Logger {
 export class WebhookDeliverer {
   private readonly timers = new SandboxTimers();
   private readonly inFlight = new Set<AbortController>();
+  private readonly agent = new Agent({ connections: DELIVERY_CONNECTIONS, keepAliveTimeout: 10_000 });
   private closed = false;
 
   constructor(
@@ -63,8 +67,9 @@ export class WebhookDeliverer {
     let ok = false;
     let outcome = "";
     try {
-      const res = await fetch(endpoint.url, {
+      const res = await request(endpoint.url, {
         method: "POST",
+        dispatcher: this.agent,
         headers: {
           "content-type": "application/json",
           "x-service-signature": signWebhookBody(this.state.partner.webhookSecret, raw),
@@ -73,9 +78,9 @@ export class WebhookDeliverer {
         body: raw,
         signal: controller.signal,
       });
-      await res.arrayBuffer().catch(() => undefined);
-      ok = res.status >= 200 && res.status < 300;
-      outcome = `HTTP ${res.status}`;
+      await res.body.dump().catch(() => undefined);
+      ok = res.statusCode >= 200 && res.statusCode < 300;
+      outcome = `HTTP ${res.statusCode}`;
     } catch (err) {
       outcome = (err as Error).name === "AbortError" ? "timeout" : "connection error";
     } finally {
@@ -101,5 +106,6 @@ export class WebhookDeliverer {
     this.timers.close();
     for (const c of this.inFlight) c.abort();
     this.inFlight.clear();
+    void this.agent.destroy().catch(() => undefined);
   }
 }

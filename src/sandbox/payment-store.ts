@@ -1,0 +1,262 @@
+/**
+ * The sandbox's payments and their indexes, so that it can hold millions of them and every operation
+ * stays O(1) or O(log n) in what it stores (plus what a list call skips because a second filter
+ * refuses it).
+ *
+ * Every index is an array sorted oldest first by (createdMs, seq), the list order reversed. A new
+ * payment is appended (its clock only moves forward; if it ever goes back, a binary search places
+ * the payment). Removals are rare or near the end of their array: a status is left in creation order
+ * by the progression (FIFO), and metadata changes only by PATCH while scheduled.
+ */
+import type { PaymentStatus } from "../payouts-api/wire-types.js";
+import { type ListQuery, matchesCommonFilters } from "./pagination.js";
+import type { StoredPayment } from "./state.js";
+
+/** Negative when `a` lists after `b` (is older), as `newestFirst` reversed. */
+function compareAge(a: StoredPayment, b: StoredPayment): number {
+  return a.createdMs - b.createdMs || a.seq - b.seq;
+}
+
+/** First index whose item is not older than `item` (binary search). */
+function lowerBound(list: readonly StoredPayment[], item: StoredPayment): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareAge(list[mid] as StoredPayment, item) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** First index whose createdMs is >= `ms` (or > `ms` when `after`). */
+function boundByTime(list: readonly StoredPayment[], ms: number, after: boolean): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const at = (list[mid] as StoredPayment).createdMs;
+    if (at < ms || (after && at === ms)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function insertSorted(list: StoredPayment[], item: StoredPayment): void {
+  const last = list[list.length - 1];
+  if (last === undefined || compareAge(last, item) < 0) list.push(item);
+  else list.splice(lowerBound(list, item), 0, item);
+}
+
+function removeSorted(list: StoredPayment[], item: StoredPayment): void {
+  const at = lowerBound(list, item);
+  if (list[at] === item) list.splice(at, 1);
+}
+
+function addTo(index: Map<string, StoredPayment[]>, key: string, item: StoredPayment): void {
+  const list = index.get(key);
+  if (list) insertSorted(list, item);
+  else index.set(key, [item]);
+}
+
+function removeFrom(index: Map<string, StoredPayment[]>, key: string, item: StoredPayment): void {
+  const list = index.get(key);
+  if (!list) return;
+  removeSorted(list, item);
+  if (list.length === 0) index.delete(key);
+}
+
+const metadataKey = (key: string, value: string) => `${key}\u0000${value}`;
+const EMPTY: readonly StoredPayment[] = [];
+/** Statuses after which a payment no longer counts as "paid before" (`hasBeenPaid`). */
+const UNPAID: readonly PaymentStatus[] = ["failed", "canceled"];
+const OPEN: readonly PaymentStatus[] = ["scheduled", "in-progress"];
+
+export interface PaymentListFilters {
+  entityId: string;
+  status?: PaymentStatus;
+  originatingAccountId?: string;
+  receivingAccountId?: string;
+}
+
+export class PaymentStore {
+  private readonly byId = new Map<string, StoredPayment>();
+  private readonly byExternalId = new Map<string, StoredPayment>();
+  private readonly byEntity = new Map<string, StoredPayment[]>();
+  private readonly byMetadata = new Map<string, StoredPayment[]>();
+  private readonly byStatus = new Map<string, StoredPayment[]>();
+  private readonly byOriginating = new Map<string, StoredPayment[]>();
+  private readonly byReceiving = new Map<string, StoredPayment[]>();
+  /** Payments not failed or canceled, per receiving account. */
+  private readonly paidCount = new Map<string, number>();
+  /** Scheduled or in-progress payments per account (either side), oldest first (Set order). */
+  private readonly open = new Map<string, Set<StoredPayment>>();
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  get(id: string): StoredPayment | undefined {
+    return this.byId.get(id);
+  }
+
+  has(id: string): boolean {
+    return this.byId.has(id);
+  }
+
+  /** Every payment, oldest first. */
+  values(): IterableIterator<StoredPayment> {
+    return this.byId.values();
+  }
+
+  /** How many payments are in each status. */
+  countByStatus(): Record<PaymentStatus, number> {
+    const count = (s: PaymentStatus) => this.byStatus.get(s)?.length ?? 0;
+    return {
+      scheduled: count("scheduled"),
+      "in-progress": count("in-progress"),
+      completed: count("completed"),
+      failed: count("failed"),
+      canceled: count("canceled"),
+    };
+  }
+
+  findByExternalId(externalId: string): StoredPayment | undefined {
+    return this.byExternalId.get(externalId);
+  }
+
+  add(stored: StoredPayment): void {
+    const p = stored.payment;
+    this.byId.set(stored.id, stored);
+    if (stored.externalId !== undefined) this.byExternalId.set(stored.externalId, stored);
+    addTo(this.byEntity, stored.entityId, stored);
+    addTo(this.byStatus, p.status, stored);
+    addTo(this.byOriginating, p.originatingAccountId, stored);
+    addTo(this.byReceiving, p.receivingAccountId, stored);
+    for (const [k, v] of Object.entries(stored.metadata ?? {}))
+      addTo(this.byMetadata, metadataKey(k, v), stored);
+    if (!UNPAID.includes(p.status)) this.bumpPaid(p.receivingAccountId, 1);
+    if (OPEN.includes(p.status)) {
+      this.openOf(p.originatingAccountId).add(stored);
+      this.openOf(p.receivingAccountId).add(stored);
+    }
+  }
+
+  /** Moves a payment to `to`, keeping the indexes true. */
+  setStatus(stored: StoredPayment, to: PaymentStatus): void {
+    const p = stored.payment;
+    const from = p.status;
+    if (from === to) return;
+    removeFrom(this.byStatus, from, stored);
+    p.status = to;
+    addTo(this.byStatus, to, stored);
+    if (!UNPAID.includes(from) && UNPAID.includes(to)) this.bumpPaid(p.receivingAccountId, -1);
+    if (OPEN.includes(from) && !OPEN.includes(to)) {
+      for (const account of [p.originatingAccountId, p.receivingAccountId]) {
+        const set = this.open.get(account);
+        set?.delete(stored);
+        if (set?.size === 0) this.open.delete(account);
+      }
+    }
+  }
+
+  /** Replaces a payment's metadata, keeping the metadata index true. */
+  setMetadata(stored: StoredPayment, metadata: Record<string, string>): void {
+    const before = stored.metadata ?? {};
+    for (const [k, v] of Object.entries(before)) {
+      if (metadata[k] !== v) removeFrom(this.byMetadata, metadataKey(k, v), stored);
+    }
+    for (const [k, v] of Object.entries(metadata)) {
+      if (before[k] !== v) addTo(this.byMetadata, metadataKey(k, v), stored);
+    }
+    stored.metadata = metadata;
+    stored.payment.metadata = metadata;
+  }
+
+  /** Whether the payee has a payment that is not failed or canceled ("paid before"). */
+  hasBeenPaid(receivingAccountId: string): boolean {
+    return (this.paidCount.get(receivingAccountId) ?? 0) > 0;
+  }
+
+  /** The oldest scheduled or in-progress payment using the account on either side. */
+  oldestOpenPaymentOf(accountId: string): StoredPayment | undefined {
+    const set = this.open.get(accountId);
+    return set ? set.values().next().value : undefined;
+  }
+
+  /**
+   * One page newest first, as `paginate` defines it over the filtered payments. `cursor` is the
+   * stored payment a `startingAfter`/`endingBefore` id names (already checked to exist). Walks the
+   * smallest index that every match must be in, from the cursor or time bound on.
+   */
+  page(
+    q: ListQuery,
+    filters: PaymentListFilters,
+    cursor: StoredPayment | undefined,
+  ): { data: StoredPayment[]; hasMore: boolean } {
+    const list = this.smallestCandidateList(q, filters);
+    const matches = (p: StoredPayment) =>
+      p.entityId === filters.entityId &&
+      matchesCommonFilters(p, q) &&
+      (filters.status === undefined || p.payment.status === filters.status) &&
+      (filters.originatingAccountId === undefined ||
+        p.payment.originatingAccountId === filters.originatingAccountId) &&
+      (filters.receivingAccountId === undefined ||
+        p.payment.receivingAccountId === filters.receivingAccountId);
+    // [lo, hi): the part of `list` inside the created[gte]/created[lte] bounds.
+    let lo = q.createdGte === undefined ? 0 : boundByTime(list, q.createdGte, false);
+    let hi = q.createdLte === undefined ? list.length : boundByTime(list, q.createdLte, true);
+    const found: StoredPayment[] = [];
+    if (cursor && q.endingBefore !== undefined) {
+      // The `limit` matches just newer than the cursor, found oldest first, returned newest first.
+      const after = lowerBound(list, cursor);
+      lo = Math.max(lo, list[after] === cursor ? after + 1 : after);
+      for (let i = lo; i < hi && found.length <= q.limit; i++) {
+        const p = list[i] as StoredPayment;
+        if (matches(p)) found.push(p);
+      }
+      const hasMore = found.length > q.limit;
+      return { data: found.slice(0, q.limit).reverse(), hasMore };
+    }
+    if (cursor) hi = Math.min(hi, lowerBound(list, cursor));
+    for (let i = hi - 1; i >= lo && found.length <= q.limit; i--) {
+      const p = list[i] as StoredPayment;
+      if (matches(p)) found.push(p);
+    }
+    const hasMore = found.length > q.limit;
+    return { data: found.slice(0, q.limit), hasMore };
+  }
+
+  private smallestCandidateList(q: ListQuery, filters: PaymentListFilters): readonly StoredPayment[] {
+    if (q.externalId !== undefined) {
+      const one = this.byExternalId.get(q.externalId);
+      return one ? [one] : EMPTY;
+    }
+    let best = this.byEntity.get(filters.entityId) ?? EMPTY;
+    const consider = (list: readonly StoredPayment[] | undefined) => {
+      const candidate = list ?? EMPTY;
+      if (candidate.length < best.length) best = candidate;
+    };
+    for (const [k, v] of q.metadata) consider(this.byMetadata.get(metadataKey(k, v)));
+    if (filters.status !== undefined) consider(this.byStatus.get(filters.status));
+    if (filters.originatingAccountId !== undefined)
+      consider(this.byOriginating.get(filters.originatingAccountId));
+    if (filters.receivingAccountId !== undefined) consider(this.byReceiving.get(filters.receivingAccountId));
+    return best;
+  }
+
+  private bumpPaid(accountId: string, by: number): void {
+    const n = (this.paidCount.get(accountId) ?? 0) + by;
+    if (n > 0) this.paidCount.set(accountId, n);
+    else this.paidCount.delete(accountId);
+  }
+
+  private openOf(accountId: string): Set<StoredPayment> {
+    let set = this.open.get(accountId);
+    if (!set) {
+      set = new Set();
+      this.open.set(accountId, set);
+    }
+    return set;
+  }
+}
