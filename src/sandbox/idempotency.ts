@@ -45,7 +45,7 @@ export function canonicalJson(value: unknown): string {
 export function requestFingerprint(parts: { route: string; entityId: string; body: unknown }): string {
   return createHash("sha256")
     .update(`${parts.route}\n${parts.entityId}\n${canonicalJson(parts.body)}`)
-    .digest("hex");
+    .digest("base64");
 }
 
 export class IdempotencyStore {
@@ -68,13 +68,21 @@ export class IdempotencyStore {
     private readonly ttlMs = IDEMPOTENCY_TTL_MS,
   ) {}
 
-  private static slot(partnerKey: string, key: string): string {
+  /** The last partner's short hash, so a create does not hash the API key twice (the state holds the key anyway). */
+  private lastPartner: { key: string; hash: string } | undefined;
+
+  private slot(partnerKey: string, key: string): string {
     // The partner is identified by a hash of its API key so the key itself is not kept as a map key.
-    return `${createHash("sha256").update(partnerKey).digest("hex").slice(0, 16)}:${key}`;
+    if (this.lastPartner?.key !== partnerKey) {
+      const hash = createHash("sha256").update(partnerKey).digest("hex").slice(0, 16);
+      this.lastPartner = { key: partnerKey, hash };
+    }
+    const hash = this.lastPartner.hash;
+    return `${hash}:${key}`;
   }
 
   claim(partnerKey: string, key: string, fingerprint: string): ClaimResult {
-    const slot = IdempotencyStore.slot(partnerKey, key);
+    const slot = this.slot(partnerKey, key);
     const existing = this.records.get(slot);
     const now = this.now();
     if (existing && existing.expiresAtMs > now) {
@@ -96,7 +104,7 @@ export class IdempotencyStore {
   }
 
   complete(partnerKey: string, key: string, response: StoredResponse): void {
-    const record = this.records.get(IdempotencyStore.slot(partnerKey, key));
+    const record = this.records.get(this.slot(partnerKey, key));
     if (!record) return;
     if (record.inFlight) this.inFlight--;
     record.inFlight = false;
@@ -105,7 +113,7 @@ export class IdempotencyStore {
 
   /** Forget a claim's response, which must not be replayed (a server error); any request may claim the key again. */
   release(partnerKey: string, key: string): void {
-    const record = this.records.get(IdempotencyStore.slot(partnerKey, key));
+    const record = this.records.get(this.slot(partnerKey, key));
     if (!record) return;
     if (record.inFlight) this.inFlight--;
     record.inFlight = false;

@@ -5,8 +5,10 @@
  *
  * Every index is an array sorted oldest first by (createdMs, seq), the list order reversed. A new
  * payment is appended (its clock only moves forward; if it ever goes back, a binary search places
- * the payment). Removals are rare or near the end of their array: a status is left in creation order
- * by the progression (FIFO), and metadata changes only by PATCH while scheduled.
+ * the payment). Metadata changes only by PATCH while scheduled, so removing from those arrays is
+ * rare. Statuses change all the time: a payment leaving a status stays in that status's array
+ * (readers check the status anyway) until stale entries outnumber live ones and the array is
+ * compacted, O(1) amortised. A payment never enters the same status twice.
  */
 import type { PaymentStatus } from "../payouts-api/wire-types.js";
 import { type ListQuery, matchesCommonFilters } from "./pagination.js";
@@ -59,14 +61,46 @@ function addTo(index: Map<string, StoredPayment[]>, key: string, item: StoredPay
   else index.set(key, [item]);
 }
 
-function removeFrom(index: Map<string, StoredPayment[]>, key: string, item: StoredPayment): void {
-  const list = index.get(key);
-  if (!list) return;
-  removeSorted(list, item);
-  if (list.length === 0) index.delete(key);
+/**
+ * Metadata key → value → the payments with that pair. Most pairs (a row key) belong to one payment,
+ * which is kept bare instead of in a one-element array; the value strings are the payments' own.
+ */
+type MetadataIndex = Map<string, Map<string, StoredPayment | StoredPayment[]>>;
+
+function addMetadata(index: MetadataIndex, key: string, value: string, item: StoredPayment): void {
+  let values = index.get(key);
+  if (!values) {
+    values = new Map();
+    index.set(key, values);
+  }
+  const entry = values.get(value);
+  if (entry === undefined) values.set(value, item);
+  else if (Array.isArray(entry)) insertSorted(entry, item);
+  else {
+    const pair = [entry];
+    insertSorted(pair, item);
+    values.set(value, pair);
+  }
 }
 
-const metadataKey = (key: string, value: string) => `${key}\u0000${value}`;
+function removeMetadata(index: MetadataIndex, key: string, value: string, item: StoredPayment): void {
+  const values = index.get(key);
+  const entry = values?.get(value);
+  if (!values || entry === undefined) return;
+  if (Array.isArray(entry)) {
+    removeSorted(entry, item);
+    if (entry.length === 1) values.set(value, entry[0] as StoredPayment);
+  } else if (entry === item) {
+    values.delete(value);
+    if (values.size === 0) index.delete(key);
+  }
+}
+
+function metadataList(index: MetadataIndex, key: string, value: string): readonly StoredPayment[] {
+  const entry = index.get(key)?.get(value);
+  if (entry === undefined) return EMPTY;
+  return Array.isArray(entry) ? entry : [entry];
+}
 const EMPTY: readonly StoredPayment[] = [];
 /** Statuses after which a payment no longer counts as "paid before" (`hasBeenPaid`). */
 const UNPAID: readonly PaymentStatus[] = ["failed", "canceled"];
@@ -83,8 +117,8 @@ export class PaymentStore {
   private readonly byId = new Map<string, StoredPayment>();
   private readonly byExternalId = new Map<string, StoredPayment>();
   private readonly byEntity = new Map<string, StoredPayment[]>();
-  private readonly byMetadata = new Map<string, StoredPayment[]>();
-  private readonly byStatus = new Map<string, StoredPayment[]>();
+  private readonly byMetadata: MetadataIndex = new Map();
+  private readonly byStatus = new Map<PaymentStatus, { list: StoredPayment[]; live: number }>();
   private readonly byOriginating = new Map<string, StoredPayment[]>();
   private readonly byReceiving = new Map<string, StoredPayment[]>();
   /** Payments not failed or canceled, per receiving account. */
@@ -111,7 +145,7 @@ export class PaymentStore {
 
   /** How many payments are in each status. */
   countByStatus(): Record<PaymentStatus, number> {
-    const count = (s: PaymentStatus) => this.byStatus.get(s)?.length ?? 0;
+    const count = (s: PaymentStatus) => this.byStatus.get(s)?.live ?? 0;
     return {
       scheduled: count("scheduled"),
       "in-progress": count("in-progress"),
@@ -130,11 +164,10 @@ export class PaymentStore {
     this.byId.set(stored.id, stored);
     if (stored.externalId !== undefined) this.byExternalId.set(stored.externalId, stored);
     addTo(this.byEntity, stored.entityId, stored);
-    addTo(this.byStatus, p.status, stored);
+    this.enterStatus(stored, p.status);
     addTo(this.byOriginating, p.originatingAccountId, stored);
     addTo(this.byReceiving, p.receivingAccountId, stored);
-    for (const [k, v] of Object.entries(stored.metadata ?? {}))
-      addTo(this.byMetadata, metadataKey(k, v), stored);
+    for (const [k, v] of Object.entries(stored.metadata ?? {})) addMetadata(this.byMetadata, k, v, stored);
     if (!UNPAID.includes(p.status)) this.bumpPaid(p.receivingAccountId, 1);
     if (OPEN.includes(p.status)) {
       this.openOf(p.originatingAccountId).add(stored);
@@ -147,9 +180,9 @@ export class PaymentStore {
     const p = stored.payment;
     const from = p.status;
     if (from === to) return;
-    removeFrom(this.byStatus, from, stored);
+    this.leaveStatus(from);
     p.status = to;
-    addTo(this.byStatus, to, stored);
+    this.enterStatus(stored, to);
     if (!UNPAID.includes(from) && UNPAID.includes(to)) this.bumpPaid(p.receivingAccountId, -1);
     if (OPEN.includes(from) && !OPEN.includes(to)) {
       for (const account of [p.originatingAccountId, p.receivingAccountId]) {
@@ -164,10 +197,10 @@ export class PaymentStore {
   setMetadata(stored: StoredPayment, metadata: Record<string, string>): void {
     const before = stored.metadata ?? {};
     for (const [k, v] of Object.entries(before)) {
-      if (metadata[k] !== v) removeFrom(this.byMetadata, metadataKey(k, v), stored);
+      if (metadata[k] !== v) removeMetadata(this.byMetadata, k, v, stored);
     }
     for (const [k, v] of Object.entries(metadata)) {
-      if (before[k] !== v) addTo(this.byMetadata, metadataKey(k, v), stored);
+      if (before[k] !== v) addMetadata(this.byMetadata, k, v, stored);
     }
     stored.metadata = metadata;
     stored.payment.metadata = metadata;
@@ -237,12 +270,31 @@ export class PaymentStore {
       const candidate = list ?? EMPTY;
       if (candidate.length < best.length) best = candidate;
     };
-    for (const [k, v] of q.metadata) consider(this.byMetadata.get(metadataKey(k, v)));
-    if (filters.status !== undefined) consider(this.byStatus.get(filters.status));
+    for (const [k, v] of q.metadata) consider(metadataList(this.byMetadata, k, v));
+    if (filters.status !== undefined) consider(this.byStatus.get(filters.status)?.list);
     if (filters.originatingAccountId !== undefined)
       consider(this.byOriginating.get(filters.originatingAccountId));
     if (filters.receivingAccountId !== undefined) consider(this.byReceiving.get(filters.receivingAccountId));
     return best;
+  }
+
+  private enterStatus(stored: StoredPayment, status: PaymentStatus): void {
+    const index = this.byStatus.get(status);
+    if (!index) {
+      this.byStatus.set(status, { list: [stored], live: 1 });
+      return;
+    }
+    insertSorted(index.list, stored);
+    index.live++;
+  }
+
+  private leaveStatus(status: PaymentStatus): void {
+    const index = this.byStatus.get(status);
+    if (!index) return;
+    index.live--;
+    if (index.list.length > 64 && index.list.length > 2 * index.live) {
+      index.list = index.list.filter((p) => p.payment.status === status);
+    }
   }
 
   private bumpPaid(accountId: string, by: number): void {
