@@ -22,6 +22,9 @@ export interface Decider {
   mayApprove: boolean;
   /** The request's address, for the audit trail. */
   from?: string | undefined;
+  /** A console user or an API token, and their role (for the audit trail). */
+  kind?: "user" | "token" | undefined;
+  role?: string | undefined;
 }
 
 export type DecisionErrorCode = "FORBIDDEN" | "SELF_APPROVAL" | "NOT_FOUND" | "NOT_AWAITING_APPROVAL";
@@ -77,6 +80,8 @@ async function decide(
     await ctx.audit?.({
       action: auditAction,
       actor: who.name,
+      actorKind: who.kind,
+      actorRole: who.role,
       batchId,
       outcome,
       from: who.from,

@@ -4,7 +4,7 @@
  * (expiry, settling, announcements) is in ./sweep/, which builds on the pipeline.
  */
 export { ApprovalStore, type ApprovalStoreOptions, type HoldRequest } from "./approval-store.js";
-export { type ApprovalAudit, type ApprovalAuditEntry, EXPIRY_ACTOR } from "./audit.js";
+export { type ApprovalAudit, type ApprovalAuditEntry, approvalAuditTo, EXPIRY_ACTOR } from "./audit.js";
 export {
   approveBatch,
   type Decider,

@@ -10,7 +10,7 @@ export const DEFAULT_AUDIT_MAX_ENTRIES = 1_000_000;
 export type AuditOutcome = "ok" | "denied" | "failed";
 
 export interface AuditActor {
-  kind: "user" | "token" | "anonymous" | "cli";
+  kind: "user" | "token" | "anonymous" | "cli" | "system";
   name: string;
   role?: string | undefined;
 }

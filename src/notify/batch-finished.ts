@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { request } from "undici";
+import type { ApprovalRecord } from "../approvals/index.js";
 import type { BatchProgress, BatchStore } from "../batches/index.js";
 import { formatMinor } from "../money/index.js";
 import { defaultResultPath, type ResultOutbox } from "../results/index.js";
@@ -29,12 +30,38 @@ export interface BatchFinishedSummary {
   /** Per currency and state: minor units and the same amount in major units, as text. */
   totals: Record<string, Record<string, { minor: number; amount: string }>>;
   resultFile: string | undefined;
+  /** Who submitted the batch (a user, token or system identity), when recorded. */
+  submittedBy?: string | undefined;
+  /** For a batch that needed approval: who approved it and when, or who rejected it and why. */
+  approval?: ApprovalSummary | undefined;
+}
+
+/** The approval part of notifications: who decided, when. */
+export interface ApprovalSummary {
+  status: ApprovalRecord["status"];
+  required: number;
+  approvals: ApprovalRecord["approvals"];
+  decidedAt?: string | undefined;
+  decidedBy?: string | undefined;
+  reason?: string | undefined;
+}
+
+export function approvalSummary(record: ApprovalRecord): ApprovalSummary {
+  return {
+    status: record.status,
+    required: record.required,
+    approvals: record.approvals,
+    ...(record.decidedAt ? { decidedAt: record.decidedAt } : {}),
+    ...(record.decidedBy ? { decidedBy: record.decidedBy } : {}),
+    ...(record.reason ? { reason: record.reason } : {}),
+  };
 }
 
 export function batchFinishedSummary(
   progress: BatchProgress,
   resultFile: string | undefined,
   notificationId: string = randomUUID(),
+  approval?: ApprovalRecord,
 ): BatchFinishedSummary {
   const totals: BatchFinishedSummary["totals"] = {};
   for (const [currency, byState] of Object.entries(progress.totals)) {
@@ -56,6 +83,8 @@ export function batchFinishedSummary(
     counts: Object.fromEntries(Object.entries(progress.counts).filter(([, n]) => n > 0)),
     totals,
     resultFile,
+    ...(progress.batch.submittedBy ? { submittedBy: progress.batch.submittedBy } : {}),
+    ...(approval ? { approval: approvalSummary(approval) } : {}),
   };
 }
 
@@ -68,9 +97,12 @@ export interface NotifyOptions {
   timeoutMs?: number;
 }
 
-/** POSTs the summary; retries on connection errors and non-2xx answers. Resolves with the last status. */
+/**
+ * POSTs a signed notification (the batch-finished summary, or approvals' `batch.awaiting_approval`);
+ * retries on connection errors and non-2xx answers. Resolves with the last status.
+ */
 export async function sendBatchFinished(
-  summary: BatchFinishedSummary,
+  summary: { notificationId: string },
   options: NotifyOptions,
 ): Promise<number> {
   const body = Buffer.from(JSON.stringify(summary));
@@ -109,6 +141,8 @@ export interface BatchFinishedHandlerOptions {
   /** NOTIFY_URL and the signing secret; without them only the final result file is written. */
   notify?: { url: string; secret: string } | undefined;
   logger?: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
+  /** The batch's approval record, if it needed one (src/approvals), for the summary. */
+  approvalOf?: ((batchId: string) => Promise<ApprovalRecord | undefined>) | undefined;
 }
 
 /**
@@ -126,7 +160,11 @@ export function batchFinishedHandler(
       const resultFile = defaultResultPath(options.dataDir, progress.batch, progress.batch.sheet.format);
       options.logger?.info({ batchId, resultFile, counts: progress.counts }, "batch finished");
       if (!options.notify) return;
-      const status = await sendBatchFinished(batchFinishedSummary(progress, resultFile), options.notify);
+      const approval = await options.approvalOf?.(batchId);
+      const status = await sendBatchFinished(
+        batchFinishedSummary(progress, resultFile, undefined, approval),
+        options.notify,
+      );
       if (status >= 200 && status < 300)
         options.logger?.info({ batchId, status }, "batch-finished notification sent");
       else options.logger?.warn({ batchId, status }, "batch-finished notification was not accepted");

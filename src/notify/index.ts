@@ -1,5 +1,7 @@
 /** Notifications this tool sends: the signed batch-finished summary to NOTIFY_URL. */
 export {
+  type ApprovalSummary,
+  approvalSummary,
   type BatchFinishedHandlerOptions,
   type BatchFinishedSummary,
   batchFinishedHandler,

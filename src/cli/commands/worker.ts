@@ -4,6 +4,7 @@
  * `--shutdown-grace-ms`, closes every connection and exits 0.
  */
 import type { Command } from "commander";
+import { startApprovalService } from "../../approvals/sweep/index.js";
 import { loadConfig, requireApi } from "../../config/index.js";
 import { createLogger } from "../../logging/index.js";
 import { batchFinishedHandler } from "../../notify/index.js";
@@ -94,10 +95,24 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
             ? { url: config.notifyUrl, secret: config.webhookSecret }
             : undefined,
         logger,
+        approvalOf: (batchId) => service.pipeline.approvals.get(batchId),
       }),
       logger,
     });
     stops.push(() => reconcile.stop(opts.shutdownGraceMs));
+    // Held batches: expiry, follow-ups of decisions a crash interrupted, `batch.awaiting_approval`.
+    const approvals = await startApprovalService({
+      redisUrl: config.redisUrl,
+      prefix: opts.redisPrefix,
+      approval: config.approval,
+      notify:
+        config.notifyUrl && config.webhookSecret
+          ? { url: config.notifyUrl, secret: config.webhookSecret }
+          : undefined,
+      onSettled: (batchId) => outbox.markDirty(batchId),
+      logger,
+    });
+    stops.push(() => approvals.stop());
     // The watched inbox and the nightly runs share one sheet intake (DATA_DIR/inbox, DATA_DIR/scheduled).
     const intake = {
       dataDir: config.dataDir,
