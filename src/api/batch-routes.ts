@@ -109,7 +109,11 @@ export function registerBatchRoutes(app: FastifyInstance, ctx: ApiContext, optio
         rows: outcome.summary.validRows,
       });
       const p = await store.progress(outcome.batchId);
-      const state = outcome.awaitingApproval ? "awaiting-approval" : p ? batchView(p, {}).state : "submitting";
+      const state = outcome.awaitingApproval
+        ? "awaiting-approval"
+        : p
+          ? batchView(p, {}).state
+          : "submitting";
       return reply.code(201).send({ id: outcome.batchId, state });
     },
   );
