@@ -18,6 +18,7 @@ import { paymentsResource } from "./resources/payments.js";
 import type { ResourceContext } from "./resources/resource-context.js";
 import { toolsResource } from "./resources/tools.js";
 import { DEFAULT_RETRY_OPTIONS, type RetryOptions } from "./retry-policy.js";
+import type { RequestLimiter } from "./shared-rate-limit.js";
 
 export interface PayoutsClientOptions {
   /** Service base URL including its `/v2` segment, e.g. `https://api.example.com/v2`. Required. */
@@ -43,6 +44,8 @@ export interface PayoutsClientOptions {
   dispatcher?: Dispatcher;
   /** Random source of the backoff jitter, [0, 1). For tests. */
   random?: () => number;
+  /** Paces every request, e.g. the rate shared by all workers (createSharedRateLimiter). */
+  limiter?: RequestLimiter;
 }
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -77,6 +80,7 @@ export function createPayoutsClient(options: PayoutsClientOptions) {
     logger: options.logger,
     hooks: options.hooks,
     random: options.random,
+    limiter: options.limiter,
   });
   const ctx: ResourceContext = { requester, entityId, newIdempotencyKey: randomUUID };
 

@@ -40,4 +40,10 @@ export {
   type RetryReason,
   retryReasonOf,
 } from "./retry-policy.js";
+export {
+  createSharedRateLimiter,
+  type RequestLimiter,
+  type SharedRateLimiter,
+  type SharedRateLimiterOptions,
+} from "./shared-rate-limit.js";
 export * from "./wire-types.js";

@@ -17,6 +17,7 @@ import {
 } from "./errors.js";
 import { type ListQuery, toQueryString } from "./query.js";
 import { decideRetry, type RetryOptions } from "./retry-policy.js";
+import type { RequestLimiter } from "./shared-rate-limit.js";
 import { HEADERS, IDEMPOTENCY_KEY_MAX } from "./wire-types.js";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -61,6 +62,8 @@ export interface RequesterConfig {
   hooks?: RequestHooks | undefined;
   /** Random source of the backoff jitter, [0, 1). Tests pass a fixed one. */
   random?: (() => number) | undefined;
+  /** Paces every try (shared rate limit) and learns of each 429. */
+  limiter?: RequestLimiter | undefined;
 }
 
 export interface ApiRequest<T> {
@@ -190,6 +193,13 @@ export function createRequester(config: RequesterConfig): Requester {
     const signal = req.signal ? AbortSignal.any([lifetime.signal, req.signal]) : lifetime.signal;
 
     for (let attempt = 1; ; attempt++) {
+      if (config.limiter) {
+        try {
+          await config.limiter.acquire(signal);
+        } catch {
+          throw abortedError(operation);
+        }
+      }
       config.hooks?.onRequest?.({ method: req.method, path: req.path, attempt });
       const started = performance.now();
       const outcome = await attemptOnce(req, url, headers, body, operation, signal);
@@ -201,6 +211,7 @@ export function createRequester(config: RequesterConfig): Requester {
       }
 
       const error = redactErrorSecrets(outcome.error, secrets);
+      if (error.status === 429) config.limiter?.rateLimited(error.retryAfterMs);
       const decision = signal.aborted
         ? ({ retry: false } as const)
         : decideRetry(error, attempt, config.retry, random);

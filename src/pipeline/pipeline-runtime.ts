@@ -18,7 +18,7 @@ import {
   submitBatch,
 } from "../batches/index.js";
 import { loadApprovalPolicy } from "../config/index.js";
-import { createPayoutsClient, type PayoutsClient } from "../payouts-api/index.js";
+import { createPayoutsClient, type PayoutsClient, type RequestLimiter } from "../payouts-api/index.js";
 import { createPaymentProcessor, type ProcessResult } from "./payment-processor.js";
 import {
   createPaymentQueue,
@@ -51,12 +51,15 @@ export function createWorkerClient(api: {
   apiKey: string;
   entityId: string;
   timeoutMs?: number;
+  /** The request rate shared by every worker (see createSharedRateLimiter). */
+  limiter?: RequestLimiter | undefined;
 }): PayoutsClient {
   return createPayoutsClient({
     baseUrl: api.apiUrl,
     apiKey: api.apiKey,
     entityId: api.entityId,
     ...(api.timeoutMs !== undefined ? { timeoutMs: api.timeoutMs } : {}),
+    ...(api.limiter ? { limiter: api.limiter } : {}),
     retry: { maxAttempts: 2, baseDelayMs: 100, maxDelayMs: 1_000, maxRetryAfterMs: 0 },
   });
 }

@@ -8,7 +8,13 @@ import { startApprovalService } from "../../approvals/sweep/index.js";
 import { loadConfig, requireApi } from "../../config/index.js";
 import { createLogger } from "../../logging/index.js";
 import { batchFinishedHandler } from "../../notify/index.js";
-import { createWorkerClient, DEFAULT_SHUTDOWN_GRACE_MS, startPaymentService } from "../../pipeline/index.js";
+import { createSharedRateLimiter } from "../../payouts-api/index.js";
+import {
+  connectRedis,
+  createWorkerClient,
+  DEFAULT_SHUTDOWN_GRACE_MS,
+  startPaymentService,
+} from "../../pipeline/index.js";
 import { startReconcileService } from "../../reconcile/index.js";
 import { createResultOutbox } from "../../results/index.js";
 import { startScheduleService } from "../../schedule/index.js";
@@ -61,10 +67,19 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
     for (const stop of stops.reverse()) await stop();
   };
   try {
+    // Every request of this process (payments and reconciliation) shares one rate with all workers.
+    const limiterRedis = connectRedis(config.redisUrl, { autoPipelining: true });
+    stops.push(async () => limiterRedis.quit().catch(() => limiterRedis.disconnect()));
+    const limiter = createSharedRateLimiter({
+      redis: limiterRedis,
+      prefix: opts.redisPrefix,
+      ceilingPerSecond: opts.rateLimit ?? config.rateLimitPerSecond,
+      onError: (err) => logger.warn({ err: (err as Error).message }, "shared rate limit unavailable"),
+    });
     const service = await startPaymentService({
       redisUrl: config.redisUrl,
       prefix: opts.redisPrefix,
-      client: createWorkerClient({ ...api, timeoutMs: config.apiTimeoutMs }),
+      client: createWorkerClient({ ...api, timeoutMs: config.apiTimeoutMs, limiter }),
       concurrency,
       rateLimitPerSecond: opts.rateLimit ?? config.rateLimitPerSecond,
       ...(opts.lockMs !== undefined ? { lockDurationMs: opts.lockMs, stalledIntervalMs: opts.lockMs } : {}),
@@ -84,7 +99,7 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
     const reconcile = await startReconcileService({
       redisUrl: config.redisUrl,
       prefix: opts.redisPrefix,
-      client: createWorkerClient({ ...api, timeoutMs: config.apiTimeoutMs }),
+      client: createWorkerClient({ ...api, timeoutMs: config.apiTimeoutMs, limiter }),
       onRowsChanged: (batchId) => outbox.markDirty(batchId),
       onBatchFinished: batchFinishedHandler({
         store: service.pipeline.store,
