@@ -59,8 +59,8 @@ if win ~= sec then
   local rej = tonumber(redis.call('HGET', KEYS[1], 'rej')) or 0
   local prev = cnt - rej
   redis.call('HSET', KEYS[1], 'win', sec, 'cnt', 0, 'rej', 0)
-  -- A second spent paused (Retry-After) says nothing of what the service accepts.
-  if win == sec - 1 and prev > 0 then redis.call('HSET', KEYS[1], 'lastOk', prev) end
+  -- What the service accepted in the last second anyone sent (a second spent paused says nothing).
+  if prev > 0 then redis.call('HSET', KEYS[1], 'lastOk', prev) end
 end
 `;
 
