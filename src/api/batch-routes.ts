@@ -75,6 +75,7 @@ export function registerBatchRoutes(app: FastifyInstance, ctx: ApiContext, optio
           entityId: ctx.entityId,
           onInvalid,
           reportPath: upload.reportPaths?.csv ?? `${upload.path}.report.csv`,
+          submittedBy: principalOf(request).name,
         });
       } catch (err) {
         if (err instanceof DuplicateFileError) {

@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { ResultFileSource } from "../server/result-download.js";
+import { registerApprovalRoutes } from "./approval-routes.js";
 import { registerAuditRoutes } from "./audit-routes.js";
 import { registerBatchRoutes } from "./batch-routes.js";
 import type { ApiContext } from "./context.js";
@@ -42,6 +43,7 @@ export async function registerApi(
   registerSessionRoutes(app, ctx);
   registerSheetRoutes(app, ctx);
   registerBatchRoutes(app, ctx, options);
+  registerApprovalRoutes(app, ctx);
   registerAuditRoutes(app, ctx);
   registerEventRoute(app, feed);
 }

@@ -3,9 +3,11 @@
  * users, uploads and the health ping; the pipeline (batch store and payment queue, own connections);
  * the reconcile queue; the API client for the health check and for validation and cancels.
  */
+
 import path from "node:path";
 import { Redis } from "ioredis";
 import { DEFAULT_UPLOAD_LIMIT_BYTES } from "../api/index.js";
+import type { ApprovalPolicy } from "../approvals/index.js";
 import { AuditTrail } from "../audit/index.js";
 import { AuthStore } from "../auth/index.js";
 import { DEFAULT_KEY_PREFIX } from "../batches/index.js";
@@ -45,6 +47,8 @@ export interface ServerOptions {
   uploadLimitBytes?: number;
   /** Behind a proxy that sets X-Forwarded-For/-Proto (HTTP_TRUST_PROXY). Default false. */
   trustProxy?: boolean;
+  /** Which submitted batches wait for approval. Default: the APPROVAL_* settings of the environment. */
+  approval?: ApprovalPolicy;
 }
 
 export interface RunningServer extends RunningHttpServer {
@@ -89,7 +93,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   await waitUntilReady(redis, 5_000);
   const queueConnection = connectRedis(options.redisUrl);
   const queue = createReconcileQueue(queueConnection, prefix);
-  const pipeline = openPipeline({ redisUrl: options.redisUrl, prefix });
+  const pipelineSettings = {
+    redisUrl: options.redisUrl,
+    prefix,
+    ...(options.approval ? { approval: options.approval } : {}),
+  };
+  const pipeline = openPipeline(pipelineSettings);
   const metrics = new ServerMetrics();
   const reconcile = reconcileEnqueuer(queue);
   const receiver = createWebhookReceiver({
@@ -133,7 +142,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         queues,
         reconcile,
         client: options.apiClient ?? options.client,
-        pipeline: { redisUrl: options.redisUrl, prefix },
+        pipeline: pipelineSettings,
         dataDir: path.resolve(options.dataDir ?? "data"),
         entityId: options.entityId ?? "me",
         uploadLimitBytes: options.uploadLimitBytes ?? DEFAULT_UPLOAD_LIMIT_BYTES,

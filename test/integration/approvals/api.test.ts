@@ -1,0 +1,210 @@
+/**
+ * Approvals over the HTTP API, over real HTTP with a real Redis, the sandbox and the payment worker:
+ * a batch over the threshold submitted through the API waits, nobody without the approver role and
+ * never its submitter can approve it, an approver's approval gets it paid, a rejection cancels it,
+ * and every attempt is in the audit trail.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
+import {
+  connectRedis,
+  createWorkerClient,
+  type PaymentService,
+  startPaymentService,
+} from "../../../src/pipeline/index.js";
+import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
+import { type RunningServer, startServer } from "../../../src/server/index.js";
+import { deleteKeys, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
+import { policyOf } from "./helpers.js";
+
+const prefix = uniquePrefix("approvals-api");
+const policy = policyOf("USD:150", 1);
+let sandbox: RunningSandbox;
+let client: PayoutsClient;
+let server: RunningServer;
+let payments: PaymentService;
+let dir: string;
+const tokens: Record<string, string> = {};
+// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies
+type Json = any;
+
+async function call(who: string, method: string, route: string, body?: unknown) {
+  const res = await fetch(`${server.url}${route}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${tokens[who]}`,
+      ...(body !== undefined ? { "content-type": "application/json" } : {}),
+    },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: res.status, json: (await res.json()) as Json };
+}
+
+let sheetNumber = 0;
+/** Uploads and submits a two-row USD sheet of `amount` per row as `who`; returns the batch id. */
+async function submit(who: string, amount: string): Promise<{ id: string; state: string }> {
+  sheetNumber++;
+  const sheet = [
+    "reference,from_account,to_account,amount,currency,delivery",
+    `APR-${sheetNumber}-1,ops-checking,vendor-ach,${amount},USD,standard-ach`,
+    `APR-${sheetNumber}-2,ops-checking,vendor-ach,${amount},USD,standard-ach`,
+  ].join("\n");
+  const form = new FormData();
+  form.append("file", new Blob([sheet]), `approvals-${sheetNumber}.csv`);
+  const uploaded = await fetch(`${server.url}/api/v1/sheets`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${tokens[who]}` },
+    body: form,
+  });
+  const sheetId = ((await uploaded.json()) as Json).id as string;
+  const submitted = await call(who, "POST", "/api/v1/batches", { sheetId, onInvalid: "reject" });
+  expect(submitted.status).toBe(201);
+  return submitted.json as { id: string; state: string };
+}
+
+async function rowStates(id: string): Promise<string[]> {
+  const { json } = await call("viewer", "GET", `/api/v1/batches/${id}/rows`);
+  return (json.data as { state: string }[]).map((r) => r.state);
+}
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ clock: { toInProgressMs: 600_000, toFinalMs: 600_000 } });
+  client = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey, retry: { maxAttempts: 1 } });
+  dir = await mkdtemp(path.join(tmpdir(), "payouts-approvals-api-"));
+  server = await startServer({
+    redisUrl: REDIS_URL,
+    prefix,
+    webhookSecret: sandbox.apiKey,
+    client,
+    dataDir: dir,
+    approval: policy,
+  });
+  payments = await startPaymentService({
+    redisUrl: REDIS_URL,
+    prefix,
+    approval: policy,
+    client: createWorkerClient({ apiUrl: sandbox.url, apiKey: sandbox.apiKey, entityId: "me" }),
+    concurrency: 4,
+    rateLimitPerSecond: 100,
+  });
+  for (const [name, role] of [
+    ["viewer", "viewer"],
+    ["clerk", "submitter"],
+    ["ann", "approver"],
+    ["ben", "approver"],
+    ["root", "admin"],
+  ] as const) {
+    tokens[name] = (await server.auth.createToken(name, role, "test")).token;
+  }
+});
+
+afterAll(async () => {
+  await payments?.stop(1000);
+  await server?.close(1000);
+  const redis = connectRedis(REDIS_URL);
+  await deleteKeys(redis, prefix);
+  await redis.quit();
+  await client?.close();
+  await sandbox?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("approvals over the API", () => {
+  it("a batch under the threshold is not held and answers approve with 409", async () => {
+    const { id, state } = await submit("clerk", "50.00");
+    expect(state).not.toBe("awaiting-approval");
+    expect((await call("viewer", "GET", `/api/v1/batches/${id}/approval`)).json).toEqual({ approval: null });
+    const res = await call("ann", "POST", `/api/v1/batches/${id}/approve`);
+    expect([res.status, res.json.error.code]).toEqual([409, "NOT_AWAITING_APPROVAL"]);
+  });
+
+  it("held until an approver approves; never by its submitter or without the role; then paid", async () => {
+    const { id, state } = await submit("clerk", "100.00");
+    expect(state).toBe("awaiting-approval");
+    const approval = (await call("viewer", "GET", `/api/v1/batches/${id}/approval`)).json.approval;
+    expect(approval).toMatchObject({
+      status: "awaiting-approval",
+      submittedBy: "clerk",
+      required: 1,
+      approvals: [],
+    });
+
+    for (const who of ["viewer", "clerk"]) {
+      const res = await call(who, "POST", `/api/v1/batches/${id}/approve`);
+      expect([res.status, res.json.error.code]).toEqual([403, "FORBIDDEN"]);
+    }
+    await sleep(300);
+    expect(await rowStates(id)).toEqual(["queued", "queued"]);
+
+    const approved = await call("ann", "POST", `/api/v1/batches/${id}/approve`);
+    expect(approved.status).toBe(200);
+    expect(approved.json.outcome).toBe("approved");
+    expect(approved.json.approval.approvals).toEqual([{ by: "ann", at: expect.any(String) }]);
+    const deadline = Date.now() + 20_000;
+    while ((await rowStates(id)).includes("queued") && Date.now() < deadline) await sleep(200);
+    expect(await rowStates(id)).toEqual(["submitted", "submitted"]);
+
+    const late = await call("ben", "POST", `/api/v1/batches/${id}/approve`);
+    expect([late.status, late.json.error.code]).toEqual([409, "NOT_AWAITING_APPROVAL"]);
+  });
+
+  it("an admin who submitted a batch cannot approve it (403 SELF_APPROVAL), another approver can", async () => {
+    const { id } = await submit("root", "100.00");
+    const self = await call("root", "POST", `/api/v1/batches/${id}/approve`);
+    expect([self.status, self.json.error.code]).toEqual([403, "SELF_APPROVAL"]);
+    expect((await call("ben", "POST", `/api/v1/batches/${id}/approve`)).status).toBe(200);
+  });
+
+  it("a rejection needs a reason and cancels every row; later decisions get 409", async () => {
+    const { id } = await submit("clerk", "100.00");
+    expect((await call("ann", "POST", `/api/v1/batches/${id}/reject`, {})).status).toBe(400);
+    const rejected = await call("ann", "POST", `/api/v1/batches/${id}/reject`, {
+      reason: "duplicate of last week",
+    });
+    expect(rejected.status).toBe(200);
+    expect(rejected.json.approval).toMatchObject({
+      status: "rejected",
+      decidedBy: "ann",
+      reason: "duplicate of last week",
+    });
+    expect(await rowStates(id)).toEqual(["canceled", "canceled"]);
+    const late = await call("ben", "POST", `/api/v1/batches/${id}/approve`);
+    expect(late.status).toBe(409);
+    const unknown = await call("ben", "POST", "/api/v1/batches/b20200101T000000-00000000/approve");
+    expect(unknown.status).toBe(404);
+  });
+
+  it("every approval, rejection and refused attempt is in the audit trail", async () => {
+    const { json } = await call("root", "GET", "/api/v1/audit?limit=200");
+    const entries = (json.data as Json[]).filter(
+      (e) => e.action === "batch.approve" || e.action === "batch.reject",
+    );
+    expect(entries).toContainEqual(
+      expect.objectContaining({
+        action: "batch.approve",
+        outcome: "denied",
+        actor: expect.objectContaining({ name: "root" }),
+        detail: expect.objectContaining({ result: "refused: SELF_APPROVAL" }),
+      }),
+    );
+    expect(entries).toContainEqual(
+      expect.objectContaining({
+        action: "batch.approve",
+        outcome: "ok",
+        actor: expect.objectContaining({ name: "ann", kind: "token" }),
+        detail: expect.objectContaining({ result: "approved" }),
+      }),
+    );
+    expect(entries).toContainEqual(
+      expect.objectContaining({
+        action: "batch.reject",
+        outcome: "ok",
+        detail: expect.objectContaining({ reason: "duplicate of last week" }),
+      }),
+    );
+  });
+});
