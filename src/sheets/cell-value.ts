@@ -30,6 +30,66 @@ export function isDateFormat(numFmt: string | undefined): boolean {
   return /[dmyhs]/i.test(bare);
 }
 
+/** A number format that shows a whole number padded with zeros, with text around it: `000000`, `"INV-"0000`. */
+export interface PaddedIntegerFormat {
+  prefix: string;
+  /** Digits always shown: the number is padded with leading zeros to this many. */
+  digits: number;
+  suffix: string;
+}
+
+/**
+ * The padded-integer reading of a number format, when that is all it does: one run of `0` (and `#`)
+ * placeholders, with quoted or escaped text before or after it, and nothing else (no decimal point,
+ * grouping, percent, exponent, colour or condition). Undefined for every other format, and for `0` or
+ * `#` alone, which show a whole number as it is. Such formats are how spreadsheets keep ids like
+ * `000123` in number cells; the cell's text must be what the sheet shows, not `123`.
+ */
+export function paddedIntegerFormat(numFmt: string | undefined): PaddedIntegerFormat | undefined {
+  if (!numFmt) return undefined;
+  let prefix = "";
+  let suffix = "";
+  let digits = 0;
+  let placeholders = 0;
+  let state: "before" | "digits" | "after" = "before";
+  for (let i = 0; i < numFmt.length; i++) {
+    const ch = numFmt.charAt(i);
+    let literal: string | undefined;
+    if (ch === '"') {
+      const close = numFmt.indexOf('"', i + 1);
+      if (close < 0) return undefined;
+      literal = numFmt.slice(i + 1, close);
+      i = close;
+    } else if (ch === "\\") {
+      literal = numFmt.charAt(++i);
+    } else if (ch === "0" || ch === "#") {
+      if (state === "after") return undefined; // a second run of digits: `000-000`
+      state = "digits";
+      placeholders++;
+      if (ch === "0") digits++;
+      continue;
+    } else {
+      return undefined; // ; . , % E [ @ _ * and letters: a format this reading does not cover
+    }
+    if (state === "before") prefix += literal;
+    else {
+      state = "after";
+      suffix += literal;
+    }
+  }
+  if (placeholders === 0 || (digits <= 1 && prefix === "" && suffix === "")) return undefined;
+  return { prefix, digits, suffix };
+}
+
+/**
+ * The text a padded-integer format shows for `value`; undefined when the value is not a whole number
+ * from 0 to 15 digits (a fraction or a negative number is shown as the plain number instead).
+ */
+export function paddedIntegerText(value: number, format: PaddedIntegerFormat): string | undefined {
+  if (!Number.isInteger(value) || value < 0 || value >= 1e15) return undefined;
+  return `${format.prefix}${String(value).padStart(format.digits, "0")}${format.suffix}`;
+}
+
 /** Converts an Excel date serial (days since 1899-12-30, or since 1904-01-01) to a UTC Date. */
 export function excelSerialToDate(serial: number, date1904 = false): Date {
   const days = serial + (date1904 ? 1462 : 0) - 25569;

@@ -3,12 +3,18 @@
  * helpers are exported for the validator, the template writer and tests.
  */
 export { dateText, excelSerialToDate, isDateFormat, normaliseCellValue } from "./cell-value.js";
-export type { CsvDelimiter } from "./delimiter.js";
-export { detectDelimiter, parseSepLine } from "./delimiter.js";
-export type { CsvEncoding, EncodingSniff } from "./encoding.js";
-export { sniffEncoding } from "./encoding.js";
+export type { CsvDelimiter, CsvEncoding, EncodingSniff } from "./csv/index.js";
+export { detectDelimiter, parseSepLine, sniffEncoding } from "./csv/index.js";
 export type { SheetColumnName } from "./header.js";
 export { canonicalColumn, findHeader, HEADER_SEARCH_ROWS, SHEET_COLUMNS } from "./header.js";
+export { type IsolatedReadOptions, readSheetIsolated, SheetReadAborted } from "./isolated-read.js";
+export {
+  configureSheetLimits,
+  DEFAULT_SHEET_LIMITS,
+  LIMIT_SETTING,
+  type SheetLimits,
+  sheetLimits,
+} from "./limits.js";
 export type { SheetFormat } from "./open-sheet.js";
 export { openSheet, sheetFormatOf } from "./open-sheet.js";
 export type {

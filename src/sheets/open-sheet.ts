@@ -1,7 +1,8 @@
 /** Opening a payout sheet: picks the reader from the file's content, not only its name. */
 import { open } from "node:fs/promises";
 import { basename, extname } from "node:path";
-import { openCsv } from "./csv-reader.js";
+import { openCsv } from "./csv/index.js";
+import { limitExceeded, sheetLimits } from "./limits.js";
 import { type OpenedSheet, type OpenSheetOptions, SheetReadError } from "./types.js";
 import { openXlsx } from "./xlsx-reader.js";
 
@@ -44,11 +45,14 @@ export function sheetFormatOf(fileName: string, head: Uint8Array): SheetFormat {
  */
 export async function openSheet(path: string, options: OpenSheetOptions = {}): Promise<OpenedSheet> {
   const fileName = basename(path);
+  const limits = sheetLimits(options.limits);
   try {
     const head = new Uint8Array(4);
+    let size: number;
     try {
       const handle = await open(path, "r");
       try {
+        size = (await handle.stat()).size;
         await handle.read(head, 0, 4, 0);
       } finally {
         await handle.close();
@@ -59,11 +63,13 @@ export async function openSheet(path: string, options: OpenSheetOptions = {}): P
       }
       throw cause;
     }
+    if (size > limits.maxFileBytes) throw limitExceeded("maxFileBytes", "the file is", limits);
     const format = sheetFormatOf(fileName, head);
-    const opened = format === "xlsx" ? await openXlsx(path, options) : await openCsv(path);
+    const opened =
+      format === "xlsx" ? await openXlsx(path, { ...options, limits }) : await openCsv(path, limits);
     return { header: opened.header, rows: namingFile(opened.rows, fileName) };
   } catch (error) {
-    throw error instanceof SheetReadError ? error.inFile(fileName) : error;
+    throw asReadError(error, fileName);
   }
 }
 
@@ -72,6 +78,24 @@ async function* namingFile<T>(rows: AsyncIterable<T>, fileName: string): AsyncGe
   try {
     yield* rows;
   } catch (error) {
-    throw error instanceof SheetReadError ? error.inFile(fileName) : error;
+    throw asReadError(error, fileName);
   }
+}
+
+/**
+ * Our errors get the file's name. A string or array grown past what V8 allows (a file past every
+ * limit in a way they did not foresee) is the file's fault too: refused, never retried as if the
+ * disk or the network had failed. Other errors (the disk, permissions) pass as they are.
+ */
+function asReadError(error: unknown, fileName: string): unknown {
+  if (error instanceof SheetReadError) return error.inFile(fileName);
+  if (error instanceof RangeError) {
+    return new SheetReadError(
+      "LIMIT_EXCEEDED",
+      `${fileName}: reading it needed more memory than a payout sheet can (${error.message}); ` +
+        "check that it is the sheet you meant, or split it into smaller files",
+      { cause: error },
+    );
+  }
+  return error;
 }

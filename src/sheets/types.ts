@@ -3,6 +3,7 @@
  * in one place.
  */
 import type { AmountConvention } from "../money/index.js";
+import type { SheetLimits } from "./limits.js";
 
 /** What a cell held, after normalising the many shapes CSV text and XLSX values come in. */
 export type SheetCellKind = "string" | "number" | "date" | "boolean" | "error" | "empty";
@@ -84,6 +85,8 @@ export interface OpenedSheet {
 export interface OpenSheetOptions {
   /** XLSX: read this worksheet (by name, case-insensitive) instead of the first one with our header. */
   sheet?: string;
+  /** Bounds on what is read, over the process's (see `configureSheetLimits`). */
+  limits?: Partial<SheetLimits>;
 }
 
 export type SheetReadErrorCode =
@@ -94,7 +97,11 @@ export type SheetReadErrorCode =
   | "SHEET_NOT_FOUND"
   | "EMPTY_FILE"
   | "FILE_CORRUPT"
-  | "FILE_NOT_FOUND";
+  | "FILE_NOT_FOUND"
+  /** The file is past one of the reading limits (size, inflate ratio, cell or row length, time). */
+  | "LIMIT_EXCEEDED"
+  /** The file holds what no spreadsheet writes and a parser must never expand (a DTD). */
+  | "FILE_UNSAFE";
 
 /** The file cannot be read at all; nothing in it may be processed. The message says what to do. */
 export class SheetReadError extends Error {

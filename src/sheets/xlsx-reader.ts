@@ -1,14 +1,14 @@
 /**
  * Streaming XLSX reader.
  *
- * The workbook's small parts (workbook, relationships, styles) are parsed by exceljs's part parsers;
- * worksheets and shared strings, the big parts, by our own scanners in `./xlsx/`. exceljs's
- * `WorkbookReader.read()` is not used because exceljs 4.4.0, unmaintained, has several ways to misread a
- * sheet that this module closes:
+ * The zip is read with yauzl (`./xlsx/zip-archive.ts`); every part is parsed by our own scanners in
+ * `./xlsx/`: the small parts (workbook, relationships, styles) whole, worksheets and shared strings, the
+ * big parts, as streams. exceljs (4.4.0, unmaintained) reads no workbook here: it has several ways to
+ * misread a sheet that this module closes:
  * 1. It reads zip entries in file order. LibreOffice and others write `styles.xml` or `workbook.xml`
  *    after the worksheets, and then dates arrive as serial numbers and sheet names are lost. We open the
- *    zip's central directory (unzipper `Open.file`), then read workbook, relationships, styles and
- *    shared strings first, whatever their order, each entry's data by random access (`./xlsx/zip-entry.ts`).
+ *    zip's central directory, then read workbook, relationships, styles and shared strings first,
+ *    whatever their order, each part's data by random access.
  * 2. Its SAX helper decodes every chunk of XML on its own, so a UTF-8 character split between two
  *    chunks becomes U+FFFD. We decode each entry with one streaming TextDecoder.
  * 3. It keeps only the last `<t>` of a string, so Japanese phonetic guides (`<rPh>`) replace the text
@@ -20,17 +20,19 @@
  * Speed was the other reason: exceljs's worksheet reader builds a SAX event, a row object and a cell
  * object with a style per cell, several times slower than the scan in `./xlsx/worksheet-scanner.ts`.
  *
+ * Every part is read within the limits of `./limits.ts` (size after inflating, ratio to the compressed
+ * size, characters per row and per cell, no DTD, a deadline), so a hostile file is refused early
+ * instead of taking the process's memory or time.
+ *
  * Memory stays flat: rows are streamed, and the shared-strings table is held compactly (see
  * `./xlsx/shared-strings.ts`). Each sheet is read twice: once to find the header, the merges and the
  * amount convention (only the amount column's cells are looked at after the header), once to hand out
  * rows.
  */
-import { createRequire } from "node:module";
 import { posix } from "node:path";
-import { Readable } from "node:stream";
-import ExcelJS from "exceljs";
 import { AmountConventionTally } from "../money/index.js";
 import { describeHeaderSearch, findHeader, HEADER_SEARCH_ROWS } from "./header.js";
+import { DtdGuard, limitExceeded, ReadDeadline, type SheetLimits, sheetLimits } from "./limits.js";
 import {
   columnLetter,
   EMPTY_CELL,
@@ -44,86 +46,68 @@ import {
 } from "./types.js";
 import {
   type CellContext,
-  dateStyleTable,
+  cellFormatTable,
   interpretCell,
-  openZipEntry,
+  type PartKind,
+  parseCellFormats,
+  parseRelationships,
+  parseWorkbook,
   type RawRow,
   SharedStringsParser,
   WorksheetScanner,
-  type ZipEntryLocation,
+  ZipArchive,
+  type ZipPart,
 } from "./xlsx/index.js";
 
-// exceljs internals and its zip library have no type declarations; these are the parts we use.
-interface ZipDirectory {
-  files: ZipEntryLocation[];
-}
-interface WorkbookParts {
-  _parseRels(stream: Readable): Promise<void>;
-  _parseWorkbook(stream: Readable): Promise<void>;
-  _parseStyles(stream: Readable): Promise<void>;
-  workbookRels?: Array<{ Id: string; Target: string; Type: string }>;
-  model?: { sheets?: Array<{ name: string; rId: string; state?: string }> };
-  properties?: { model?: { date1904?: boolean } };
-  styles: { getStyleModel(index: number): { numFmt?: string } | null | undefined };
-}
-
-const requireFromExceljs = createRequire(createRequire(import.meta.url).resolve("exceljs"));
-const unzipper = requireFromExceljs("unzipper") as { Open: { file(path: string): Promise<ZipDirectory> } };
-
-const READER_OPTIONS = {
-  sharedStrings: "cache",
-  styles: "cache",
-  worksheets: "emit",
-  hyperlinks: "ignore",
-} as const;
-
-/** A part of the workbook: the zip file and where the part is in it. */
-interface Part {
-  zipPath: string;
-  entry: ZipEntryLocation;
-}
-
-/** One zip entry's text, decoded with a single streaming decoder so no character is split. */
-async function* entryText(part: Part): AsyncGenerator<string> {
-  const stream = await openZipEntry(part.zipPath, part.entry);
+/** One part's text, decoded with a single streaming decoder so no character is split, within the limits. */
+async function* entryText(workbook: Workbook, part: ZipPart, kind: PartKind): AsyncGenerator<string> {
+  const stream = await workbook.zip.openPart(part, kind);
   const decoder = new TextDecoder("utf-8", { fatal: true });
+  const dtd = new DtdGuard(part.name);
+  let inflated = 0;
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
+      inflated += chunk.length;
+      workbook.zip.checkInflated(part, inflated);
+      workbook.deadline.check();
       const text = decoder.decode(chunk, { stream: true });
-      if (text) yield text;
+      if (text) {
+        dtd.check(text);
+        yield text;
+      }
     }
     const rest = decoder.decode();
-    if (rest) yield rest;
+    if (rest) {
+      dtd.check(rest);
+      yield rest;
+    }
   } finally {
     stream.destroy();
   }
 }
 
-async function wholeText(entry: Part): Promise<string> {
+async function wholeText(workbook: Workbook, part: ZipPart): Promise<string> {
   let text = "";
-  for await (const chunk of entryText(entry)) text += chunk;
+  for await (const chunk of entryText(workbook, part, "whole")) text += chunk;
   return text;
 }
 
-/**
- * `<workbookPr date1904="1">`. exceljs only knows "1"; XML booleans may also be written "true"
- * (LibreOffice does), and missing that would shift every date by four years.
- */
-const DATE_1904 = /<(?:[A-Za-z0-9_.-]+:)?workbookPr\b[^>]*?\sdate1904\s*=\s*["'](?:1|true)["']/;
-
-async function parseSharedStrings(entry: Part) {
-  const parser = new SharedStringsParser();
-  for await (const text of entryText(entry)) parser.feed(text);
+async function parseSharedStrings(workbook: Workbook, part: ZipPart) {
+  const parser = new SharedStringsParser(workbook.limits);
+  for await (const text of entryText(workbook, part, "streamed")) parser.feed(text);
   return parser.end();
 }
 
 interface SheetEntry {
   name: string;
   hidden: boolean;
-  part: Part;
+  part: ZipPart;
 }
 
 interface Workbook {
+  zip: ZipArchive;
+  limits: SheetLimits;
+  deadline: ReadDeadline;
   sheets: SheetEntry[];
   cells: CellContext;
 }
@@ -132,64 +116,60 @@ function partPath(target: string): string {
   return target.startsWith("/") ? target.slice(1) : posix.normalize(`xl/${target}`);
 }
 
-async function openWorkbook(path: string): Promise<Workbook> {
-  let directory: ZipDirectory;
+async function openWorkbook(path: string, limits: SheetLimits): Promise<Workbook> {
+  const zip = await ZipArchive.open(path, limits);
   try {
-    directory = await unzipper.Open.file(path);
-  } catch (cause) {
-    throw new SheetReadError(
-      "FILE_CORRUPT",
-      "the workbook is damaged (not a readable zip file); save it again",
-      {
-        cause,
-      },
-    );
+    return await readWorkbookParts(zip, limits);
+  } catch (error) {
+    zip.close();
+    throw asSheetError(error);
   }
-  const entries = new Map(directory.files.map((f) => [f.path.replace(/^\//, ""), f]));
-  const part = (name: string): Part | undefined => {
-    const entry = entries.get(name);
-    return entry ? { zipPath: path, entry } : undefined;
-  };
-  const workbookEntry = part("xl/workbook.xml");
-  const relsEntry = part("xl/_rels/workbook.xml.rels");
-  if (!workbookEntry || !relsEntry) {
-    const what = part("content.xml") ? "an OpenDocument spreadsheet (.ods)" : "not an Excel workbook";
+}
+
+async function readWorkbookParts(zip: ZipArchive, limits: SheetLimits): Promise<Workbook> {
+  const workbookPart = zip.part("xl/workbook.xml");
+  const relsPart = zip.part("xl/_rels/workbook.xml.rels");
+  if (!workbookPart || !relsPart) {
+    const what = zip.part("content.xml") ? "an OpenDocument spreadsheet (.ods)" : "not an Excel workbook";
     throw new SheetReadError("UNSUPPORTED_FORMAT", `the file is ${what}; save it as .xlsx or as CSV UTF-8`);
   }
-  const parts = new ExcelJS.stream.xlsx.WorkbookReader(path, READER_OPTIONS) as unknown as WorkbookParts;
-  const workbookXml = await wholeText(workbookEntry);
-  await parts._parseWorkbook(Readable.from([workbookXml], { objectMode: true }));
-  await parts._parseRels(Readable.from(entryText(relsEntry), { objectMode: true }));
-  const stylesEntry = part("xl/styles.xml");
-  if (stylesEntry) await parts._parseStyles(Readable.from(entryText(stylesEntry), { objectMode: true }));
-  const sharedStringsEntry = part("xl/sharedStrings.xml");
-  const sharedStrings = sharedStringsEntry
-    ? await parseSharedStrings(sharedStringsEntry)
-    : new SharedStringsParser().end();
-  const rels = parts.workbookRels ?? [];
-  const sheets: SheetEntry[] = [];
-  for (const sheet of parts.model?.sheets ?? []) {
-    const rel = rels.find((r) => r.Id === sheet.rId);
-    if (!rel?.Type.endsWith("/worksheet")) continue; // chart sheets have no cells
-    const found = part(partPath(rel.Target));
-    if (found)
-      sheets.push({ name: sheet.name, hidden: (sheet.state ?? "visible") !== "visible", part: found });
-  }
-  const date1904 = parts.properties?.model?.date1904 === true || DATE_1904.test(workbookXml);
-  const styles = parts.styles;
-  return {
-    sheets,
+  // Filled in below; entryText needs the archive, the limits and the deadline only.
+  const workbook: Workbook = {
+    zip,
+    limits,
+    deadline: new ReadDeadline(limits),
+    sheets: [],
     cells: {
-      sharedStrings,
-      date1904,
-      isDateStyle: dateStyleTable((index) => styles.getStyleModel(index)?.numFmt),
+      sharedStrings: new SharedStringsParser().end(),
+      date1904: false,
+      ...cellFormatTable(() => undefined),
     },
   };
+  const info = parseWorkbook(await wholeText(workbook, workbookPart));
+  const rels = parseRelationships(await wholeText(workbook, relsPart));
+  const stylesPart = zip.part("xl/styles.xml");
+  const formatOf = stylesPart ? parseCellFormats(await wholeText(workbook, stylesPart)) : () => undefined;
+  const sharedStringsPart = zip.part("xl/sharedStrings.xml");
+  const sharedStrings = sharedStringsPart
+    ? await parseSharedStrings(workbook, sharedStringsPart)
+    : new SharedStringsParser().end();
+  for (const sheet of info.sheets) {
+    const rel = rels.get(sheet.relationshipId);
+    if (!rel?.type.endsWith("/worksheet")) continue; // chart sheets have no cells
+    const found = zip.part(partPath(rel.target));
+    if (found) workbook.sheets.push({ name: sheet.name, hidden: sheet.hidden, part: found });
+  }
+  workbook.cells = { sharedStrings, date1904: info.date1904, ...cellFormatTable(formatOf) };
+  return workbook;
 }
 
 /** The sheet's rows as the scanner completes them, a chunk of XML at a time. */
-async function* scannedRows(sheet: SheetEntry, scanner: WorksheetScanner): AsyncGenerator<RawRow[]> {
-  for await (const text of entryText(sheet.part)) {
+async function* scannedRows(
+  workbook: Workbook,
+  sheet: SheetEntry,
+  scanner: WorksheetScanner,
+): AsyncGenerator<RawRow[]> {
+  for await (const text of entryText(workbook, sheet.part, "streamed")) {
     const rows = scanner.feed(text);
     if (rows.length > 0) yield rows;
   }
@@ -224,7 +204,7 @@ async function scanSheet(
   sheet: SheetEntry,
 ): Promise<SheetScan | { firstRows: string[][] }> {
   const context = workbook.cells;
-  const scanner = new WorksheetScanner();
+  const scanner = new WorksheetScanner(workbook.limits);
   const tally = new AmountConventionTally();
   const firstRows: string[][] = [];
   const first: RawRow[] = [];
@@ -253,7 +233,7 @@ async function scanSheet(
     return true;
   };
 
-  for await (const rows of scannedRows(sheet, scanner)) {
+  for await (const rows of scannedRows(workbook, sheet, scanner)) {
     for (const row of rows) {
       if (searching) {
         if (row.number <= HEADER_SEARCH_ROWS) {
@@ -336,17 +316,38 @@ function coveredBy(areas: readonly MergedArea[], row: number, column: number): s
 }
 
 export async function openXlsx(path: string, options: OpenSheetOptions = {}): Promise<OpenedSheet> {
-  const workbook = await openWorkbook(path);
+  const workbook = await openWorkbook(path, sheetLimits(options.limits));
+  try {
+    const { sheet, scan } = await chooseSheet(workbook, options.sheet);
+    const { rowNumber: headerRowNumber, columns } = scan.header;
+    const sheetHeader: SheetHeader = {
+      columns,
+      headerRowNumber,
+      sheetName: sheet.name,
+      format: "xlsx",
+      encoding: "xlsx",
+      amountConvention: scan.tally.convention,
+    };
+    return { header: sheetHeader, rows: xlsxRows(workbook, sheet, headerRowNumber, columns, scan.merges) };
+  } catch (error) {
+    workbook.zip.close();
+    throw error;
+  }
+}
+
+/** The sheet named by the caller, else the first visible one with our header; and its first scan. */
+async function chooseSheet(
+  workbook: Workbook,
+  name: string | undefined,
+): Promise<{ sheet: SheetEntry; scan: SheetScan }> {
   const names = workbook.sheets.map((s) => `"${s.name}"`).join(", ");
-  let chosen: SheetEntry | undefined;
-  let scan: SheetScan | undefined;
-  if (options.sheet !== undefined) {
-    const wanted = options.sheet.trim().toLowerCase();
-    chosen = workbook.sheets.find((s) => s.name.trim().toLowerCase() === wanted);
+  if (name !== undefined) {
+    const wanted = name.trim().toLowerCase();
+    const chosen = workbook.sheets.find((s) => s.name.trim().toLowerCase() === wanted);
     if (!chosen) {
       throw new SheetReadError(
         "SHEET_NOT_FOUND",
-        `there is no sheet "${options.sheet}"; the workbook has ${names || "no worksheets"}`,
+        `there is no sheet "${name}"; the workbook has ${names || "no worksheets"}`,
       );
     }
     const found = await guard(scanSheet(workbook, chosen));
@@ -356,35 +357,17 @@ export async function openXlsx(path: string, options: OpenSheetOptions = {}): Pr
         `sheet "${chosen.name}": ${describeHeaderSearch(found.firstRows)}`,
       );
     }
-    scan = found;
-  } else {
-    for (const sheet of workbook.sheets.filter((s) => !s.hidden)) {
-      const found = await guard(scanSheet(workbook, sheet));
-      if ("header" in found) {
-        chosen = sheet;
-        scan = found;
-        break;
-      }
-    }
-    if (!chosen || !scan) {
-      throw new SheetReadError(
-        "HEADER_NOT_FOUND",
-        `no visible sheet (of ${names || "none"}) has a header row with at least "to_account" and "amount" ` +
-          `columns in its first ${HEADER_SEARCH_ROWS} rows; add the template's header row, or name the sheet to read`,
-      );
-    }
+    return { sheet: chosen, scan: found };
   }
-  const sheet = chosen;
-  const { rowNumber: headerRowNumber, columns } = scan.header;
-  const sheetHeader: SheetHeader = {
-    columns,
-    headerRowNumber,
-    sheetName: sheet.name,
-    format: "xlsx",
-    encoding: "xlsx",
-    amountConvention: scan.tally.convention,
-  };
-  return { header: sheetHeader, rows: xlsxRows(workbook, sheet, headerRowNumber, columns, scan.merges) };
+  for (const sheet of workbook.sheets.filter((s) => !s.hidden)) {
+    const found = await guard(scanSheet(workbook, sheet));
+    if ("header" in found) return { sheet, scan: found };
+  }
+  throw new SheetReadError(
+    "HEADER_NOT_FOUND",
+    `no visible sheet (of ${names || "none"}) has a header row with at least "to_account" and "amount" ` +
+      `columns in its first ${HEADER_SEARCH_ROWS} rows; add the template's header row, or name the sheet to read`,
+  );
 }
 
 /** Library errors while reading a damaged part become FILE_CORRUPT; our own errors pass through. */
@@ -413,8 +396,9 @@ async function* xlsxRows(
 ): AsyncGenerator<SheetRow> {
   const context = workbook.cells;
   const mergeIndex = new MergeIndex(merges);
+  const { maxCellChars } = workbook.limits;
   try {
-    for await (const rows of scannedRows(sheet, new WorksheetScanner())) {
+    for await (const rows of scannedRows(workbook, sheet, new WorksheetScanner(workbook.limits))) {
       for (const row of rows) {
         if (row.number <= headerRowNumber) continue;
         // Cells with a value, by 0-based column (a later cell for the same column wins).
@@ -424,6 +408,13 @@ async function* xlsxRows(
         for (const raw of row.cells) {
           const cell = interpretCell(raw, context);
           if (!cell || cell.kind === "empty") continue;
+          if (cell.text.length > maxCellChars) {
+            throw limitExceeded(
+              "maxCellChars",
+              `cell ${columnLetter(raw.column)}${row.number} of sheet "${sheet.name}" holds`,
+              workbook.limits,
+            );
+          }
           if (values[raw.column] === undefined) {
             count++;
             if (raw.column >= columns.length) {
@@ -456,5 +447,7 @@ async function* xlsxRows(
     }
   } catch (error) {
     throw asSheetError(error);
+  } finally {
+    workbook.zip.close();
   }
 }

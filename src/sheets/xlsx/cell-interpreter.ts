@@ -7,10 +7,19 @@
  * - a formula whose cached result is an error (`t="e"`) keeps the error Excel shows (`#DIV/0!`), not a
  *   generic `#ERROR`; a formula's boolean result (`t="b"`) is a boolean, not the number 1 or 0;
  * - a date cell written as ISO text (`t="d"`, strict OOXML) is a date, not the number of its year;
- * - dates are told by `isDateFormat` for plain and formula cells alike.
+ * - dates are told by `isDateFormat` for plain and formula cells alike;
+ * - a whole number in a zero-padded format (`000000`) reads as the sheet shows it (`000123`).
  * Numbers are read with `parseFloat`, like exceljs, so any digits written reach the validator.
  */
-import { dateText, excelSerialToDate, isDateFormat, numberCell } from "../cell-value.js";
+import {
+  dateText,
+  excelSerialToDate,
+  isDateFormat,
+  numberCell,
+  type PaddedIntegerFormat,
+  paddedIntegerFormat,
+  paddedIntegerText,
+} from "../cell-value.js";
 import type { SheetCell } from "../types.js";
 import type { SharedStringLookup } from "./shared-strings.js";
 import type { RawCell } from "./worksheet-scanner.js";
@@ -22,6 +31,8 @@ export interface CellContext {
   isDateStyle(index: number): boolean;
   /** The workbook counts dates from 1904 (old Mac Excel). */
   date1904: boolean;
+  /** The zero-padded integer format of cell format `index` (`000000`), if it has one. */
+  paddedFormat?(index: number): PaddedIntegerFormat | undefined;
 }
 
 const FORMULA_NOT_CALCULATED: SheetCell = Object.freeze({
@@ -41,6 +52,20 @@ export function dateStyleTable(numFmtOf: (index: number) => string | undefined):
       known.set(index, isDate);
     }
     return isDate;
+  };
+}
+
+/** What a cell's style says about its number: whether it is a date, and any zero padding it shows. */
+export function cellFormatTable(
+  numFmtOf: (index: number) => string | undefined,
+): Pick<CellContext, "isDateStyle" | "paddedFormat"> {
+  const padded = new Map<number, PaddedIntegerFormat | undefined>();
+  return {
+    isDateStyle: dateStyleTable(numFmtOf),
+    paddedFormat: (index) => {
+      if (!padded.has(index)) padded.set(index, paddedIntegerFormat(numFmtOf(index)));
+      return padded.get(index);
+    },
   };
 }
 
@@ -115,7 +140,15 @@ function numericCell(number: number, style: number, context: CellContext): Sheet
     if (Number.isNaN(date.getTime())) return { text: "", kind: "error", error: "#VALUE!" };
     return { text: dateText(date), kind: "date" };
   }
-  return numberCell(number);
+  const cell = numberCell(number);
+  // A zero-padded format (`000123` shown for 123): the text is what the sheet shows, so an id or a
+  // reference keeps its zeros. The number itself (what amounts use) is unchanged.
+  const padded = style > 0 ? context.paddedFormat?.(style) : undefined;
+  if (padded && cell.kind === "number") {
+    const text = paddedIntegerText(number, padded);
+    if (text !== undefined) cell.text = text;
+  }
+  return cell;
 }
 
 const ISO_DATE =

@@ -8,6 +8,7 @@
  * (a segment) and two Uint32Arrays say where each entry starts: about one byte per character of text
  * plus 4 bytes per entry. A lookup slices the segment, which V8 does without copying.
  */
+import { DEFAULT_SHEET_LIMITS, limitExceeded, type SheetLimits } from "../limits.js";
 import { SheetReadError } from "../types.js";
 import { stringItemText } from "./string-item.js";
 import {
@@ -89,6 +90,8 @@ export class SharedStrings implements SharedStringLookup {
   }
 }
 
+type StringLimits = Pick<SheetLimits, "maxCellChars" | "maxRowChars">;
+
 /** Largest table size we trust from `uniqueCount` for pre-sizing (a damaged file could claim billions). */
 const MAX_PRESIZE = 1 << 20;
 
@@ -99,6 +102,9 @@ const MAX_PRESIZE = 1 << 20;
 export class SharedStringsParser {
   private table: SharedStrings | undefined;
   private pending = "";
+  private count = 0;
+
+  constructor(private readonly limits: StringLimits = DEFAULT_SHEET_LIMITS) {}
 
   feed(chunk: string): void {
     const s = this.pending.length > 0 ? this.pending + chunk : chunk;
@@ -166,6 +172,7 @@ export class SharedStringsParser {
       p = gt + 1;
     }
     this.pending = p < s.length ? s.slice(p) : "";
+    this.checkLimits(texts);
     this.tableNow().addSegment(texts);
   }
 
@@ -177,6 +184,20 @@ export class SharedStringsParser {
       );
     }
     return this.tableNow();
+  }
+
+  /** A string longer than a cell may be, or an entry whose XML never ends, refuses the file. */
+  private checkLimits(texts: readonly string[]): void {
+    const { maxCellChars } = this.limits;
+    for (let i = 0; i < texts.length; i++) {
+      if ((texts[i] as string).length > maxCellChars) {
+        throw limitExceeded("maxCellChars", `shared string ${this.count + i + 1} holds`, this.limits);
+      }
+    }
+    this.count += texts.length;
+    if (this.pending.length > this.limits.maxRowChars) {
+      throw limitExceeded("maxRowChars", `the XML of shared string ${this.count + 1} is`, this.limits);
+    }
   }
 
   private tableNow(): SharedStrings {

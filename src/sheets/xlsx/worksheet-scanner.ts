@@ -10,6 +10,7 @@
  * A row is handed out once its `</row>` has arrived, so each row is parsed from one string; a chunk
  * boundary inside a row only delays it to the next chunk.
  */
+import { DEFAULT_SHEET_LIMITS, limitExceeded, type SheetLimits } from "../limits.js";
 import { columnLetter, SheetReadError } from "../types.js";
 import { stringItemText, textContent } from "./string-item.js";
 import {
@@ -146,9 +147,15 @@ export class WorksheetScanner {
   /** Index of the last `<!` (comment, CDATA) in the text being scanned; -1 when there is none. */
   private lastMarkup = -1;
 
+  constructor(private readonly limits: Pick<SheetLimits, "maxRowChars"> = DEFAULT_SHEET_LIMITS) {}
+
   /** Feeds the next chunk of decoded XML; returns the rows completed by it. */
   feed(chunk: string): RawRow[] {
     this.scan(this.pending.length > 0 ? this.pending + chunk : chunk);
+    // An unfinished row is kept whole until its end arrives: bound it, or one giant cell grows it forever.
+    if (this.pending.length > this.limits.maxRowChars) {
+      throw limitExceeded("maxRowChars", `row ${this.lastRow + 1} of the worksheet is`, this.limits);
+    }
     const rows = this.rows;
     this.rows = [];
     return rows;

@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type CsvScan, csvRecords, scanCsvRecords, scanPlainCsv } from "../../../src/sheets/csv-reader.js";
+import { type CsvScan, csvRecords, scanCsvRecords, scanPlainCsv } from "../../../src/sheets/csv/index.js";
 
 async function* chunksOf(pieces: readonly string[]): AsyncGenerator<string> {
   yield* pieces;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { firstUnfitWindows1252Byte } from "../../../src/sheets/encoding.js";
+import { firstUnfitWindows1252Byte } from "../../../src/sheets/csv/index.js";
 import {
   canonicalColumn,
   columnLetter,

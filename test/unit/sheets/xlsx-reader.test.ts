@@ -401,6 +401,30 @@ describe("openSheet on XLSX written by exceljs", () => {
   });
 });
 
+describe("openSheet on number cells with a zero-padded format (issue 13 point 9)", () => {
+  it("reads ids and references as the sheet shows them (000123), amounts as numbers", async () => {
+    const path = join(dir, "padded.xlsx");
+    const workbook = new ExcelJS.Workbook();
+    const sheet = workbook.addWorksheet("Payouts");
+    sheet.addRow(["reference", "from_account", "to_account", "amount", "metadata.invoice"]);
+    sheet.addRow([123, "acct_from", 42, 1250, 7]);
+    sheet.addRow([4560, "acct_from", "acct_x", 5, 0]);
+    sheet.getColumn(1).numFmt = "000000";
+    sheet.getColumn(3).numFmt = '"ACC-"0000';
+    sheet.getColumn(4).numFmt = "000000"; // an amount so formatted still pays its number
+    sheet.getColumn(5).numFmt = "#,##0.00"; // not a padding format: the plain number, as before
+    await workbook.xlsx.writeFile(path);
+    const { rows } = await readAll(path);
+    expect(rows[0]?.cells).toMatchObject({
+      reference: { kind: "number", text: "000123", number: 123 },
+      to_account: { kind: "number", text: "ACC-0042", number: 42 },
+      amount: { kind: "number", text: "001250", number: 1250 },
+      "metadata.invoice": { kind: "number", text: "7", number: 7 },
+    });
+    expect(rows[1]?.cells.reference).toMatchObject({ text: "004560" });
+  });
+});
+
 describe("openSheet on files that are not readable workbooks", () => {
   it("reports a damaged zip as FILE_CORRUPT", async () => {
     const path = join(dir, "truncated.xlsx");

@@ -16,10 +16,15 @@
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
 import Papa from "papaparse";
-import { type AmountConvention, AmountConventionTally } from "../money/index.js";
-import { delimiterConventionEvidence, detectDelimiter, parseSepLine, splitCsvLine } from "./delimiter.js";
-import { type CsvEncoding, ENCODING_ADVICE, firstUnfitWindows1252Byte, sniffEncoding } from "./encoding.js";
-import { describeHeaderSearch, findHeader, HEADER_SEARCH_ROWS } from "./header.js";
+import { type AmountConvention, AmountConventionTally } from "../../money/index.js";
+import { describeHeaderSearch, findHeader, HEADER_SEARCH_ROWS } from "../header.js";
+import {
+  DEFAULT_SHEET_LIMITS,
+  limitExceeded,
+  ReadDeadline,
+  type SheetLimits,
+  sheetLimits,
+} from "../limits.js";
 import {
   columnLetter,
   EMPTY_CELL,
@@ -29,12 +34,14 @@ import {
   type SheetHeader,
   SheetReadError,
   type SheetRow,
-} from "./types.js";
+} from "../types.js";
+import { delimiterConventionEvidence, detectDelimiter, parseSepLine, splitCsvLine } from "./delimiter.js";
+import { type CsvEncoding, ENCODING_ADVICE, firstUnfitWindows1252Byte, sniffEncoding } from "./encoding.js";
 
 const CHUNK_BYTES = 64 * 1024;
-/** A record longer than this means a quote was never closed; refuse rather than buffer the whole file. */
-const MAX_RECORD_CHARS = 8 * 1024 * 1024;
 const PREFIX_CHARS = 256 * 1024;
+
+type RecordLimits = Pick<SheetLimits, "maxRowChars">;
 
 class InvalidUtf8 extends Error {}
 
@@ -43,8 +50,18 @@ interface DecodeOptions {
   bomLength: number;
 }
 
+/** The limits a read keeps to, and its deadline (one for the whole file, every pass included). */
+interface ReadBounds {
+  limits: SheetLimits;
+  deadline: ReadDeadline;
+}
+
 /** Decoded text of the file, newlines normalised to LF. Throws InvalidUtf8 for bad UTF-8 without BOM. */
-async function* decodeFile(path: string, { encoding, bomLength }: DecodeOptions): AsyncGenerator<string> {
+async function* decodeFile(
+  path: string,
+  { encoding, bomLength }: DecodeOptions,
+  bounds: ReadBounds,
+): AsyncGenerator<string> {
   const decoder = new TextDecoder(encoding, { fatal: true, ignoreBOM: true });
   const stream = createReadStream(path, { start: bomLength, highWaterMark: CHUNK_BYTES });
   let pendingCarriageReturn = false;
@@ -61,6 +78,7 @@ async function* decodeFile(path: string, { encoding, bomLength }: DecodeOptions)
   };
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
+      bounds.deadline.check();
       if (encoding === "windows-1252") {
         const bad = firstUnfitWindows1252Byte(chunk);
         if (bad >= 0) {
@@ -171,6 +189,7 @@ async function* csvRecordBatches(
   chunks: AsyncIterable<string>,
   delimiter: string,
   firstLine = 1,
+  limits: RecordLimits = DEFAULT_SHEET_LIMITS,
 ): AsyncGenerator<CsvRecord[]> {
   let partial = "";
   let line = firstLine;
@@ -211,10 +230,13 @@ async function* csvRecordBatches(
     const { records, consumed } = parseBatch(aggregate, false);
     if (records.length > 0) yield records;
     partial = aggregate.slice(consumed);
-    if (partial.length > MAX_RECORD_CHARS) {
-      throw new SheetReadError(
-        "FILE_CORRUPT",
-        `line ${line}: a quoted field does not end; fix the quotes in that line or re-export the file`,
+    // A record is kept whole until its end arrives: bound it, or a quote never closed (or one endless
+    // line) buffers the whole file.
+    if (partial.length > limits.maxRowChars) {
+      throw limitExceeded(
+        "maxRowChars",
+        `line ${line}: the record starting there (often a quote that never closes) is`,
+        limits,
       );
     }
   }
@@ -229,13 +251,15 @@ export async function* csvRecords(
   chunks: AsyncIterable<string>,
   delimiter: string,
   firstLine = 1,
+  limits: RecordLimits = DEFAULT_SHEET_LIMITS,
 ): AsyncGenerator<CsvRecord> {
-  for await (const batch of csvRecordBatches(chunks, delimiter, firstLine)) yield* batch;
+  for await (const batch of csvRecordBatches(chunks, delimiter, firstLine, limits)) yield* batch;
 }
 
 const isBlank = (fields: readonly string[]): boolean => fields.every((f) => f.trim() === "");
 
 interface CsvLayout {
+  bounds: ReadBounds;
   decode: DecodeOptions;
   encodingLabel: string;
   delimiter: string;
@@ -243,12 +267,17 @@ interface CsvLayout {
 }
 
 function textOf(path: string, layout: CsvLayout): AsyncGenerator<string> {
-  const text = decodeFile(path, layout.decode);
+  const text = decodeFile(path, layout.decode, layout.bounds);
   return layout.sepLine ? dropFirstLine(text) : text;
 }
 
 function recordBatchesOf(path: string, layout: CsvLayout): AsyncGenerator<CsvRecord[]> {
-  return csvRecordBatches(textOf(path, layout), layout.delimiter, layout.sepLine ? 2 : 1);
+  return csvRecordBatches(
+    textOf(path, layout),
+    layout.delimiter,
+    layout.sepLine ? 2 : 1,
+    layout.bounds.limits,
+  );
 }
 
 /** What the first pass finds: where the header is, its columns, and the sheet's amount convention. */
@@ -268,11 +297,13 @@ export interface CsvScan {
  */
 async function scan(path: string, layout: CsvLayout): Promise<CsvScan> {
   try {
-    const quick = await scanPlainCsv(textOf(path, layout), layout.delimiter);
+    const quick = await scanPlainCsv(textOf(path, layout), layout.delimiter, layout.bounds.limits);
     if (quick) return quick;
-  } catch {
-    // Whatever went wrong (undecodable bytes, a duplicate column), the full scan meets it again and
-    // reports it exactly as before; nothing was handed out yet.
+  } catch (error) {
+    // A limit or the deadline stands whichever scan meets it.
+    if (error instanceof SheetReadError && error.code === "LIMIT_EXCEEDED") throw error;
+    // Whatever else went wrong (undecodable bytes, a duplicate column), the full scan meets it again
+    // and reports it exactly as before; nothing was handed out yet.
   }
   return scanCsvRecords(recordBatchesOf(path, layout), layout.delimiter);
 }
@@ -332,9 +363,10 @@ const UNUSABLE_DELIMITERS = new Set(["\r", "\n", '"', "\uFEFF"]);
 export async function scanPlainCsv(
   chunks: AsyncIterable<string>,
   delimiter: string,
+  limits: RecordLimits = DEFAULT_SHEET_LIMITS,
 ): Promise<CsvScan | undefined> {
   if (delimiter.length !== 1 || UNUSABLE_DELIMITERS.has(delimiter)) return undefined;
-  const scanner = new PlainCsvScanner(delimiter);
+  const scanner = new PlainCsvScanner(delimiter, limits.maxRowChars);
   for await (const chunk of chunks) {
     if (!scanner.feed(chunk, false)) return undefined;
   }
@@ -353,7 +385,10 @@ class PlainCsvScanner {
   private readonly tally = new AmountConventionTally();
   private readonly delimiterCode: number;
 
-  constructor(private readonly delimiter: string) {
+  constructor(
+    private readonly delimiter: string,
+    private readonly maxRecordChars: number,
+  ) {
     this.delimiterCode = delimiter.charCodeAt(0);
     this.tally.addEvidence(delimiterConventionEvidence(delimiter));
   }
@@ -378,7 +413,7 @@ class PlainCsvScanner {
     if (consumed < 0) return false;
     this.partial = text.slice(consumed);
     // csvRecords refuses a record this long; let it say so.
-    return this.partial.length <= MAX_RECORD_CHARS;
+    return this.partial.length <= this.maxRecordChars;
   }
 
   /** Scans the complete records of `text`; the position after the last one, or -1 for irregular text. */
@@ -507,14 +542,14 @@ async function readHead(path: string): Promise<{ head: Uint8Array; size: number 
   }
 }
 
-async function decideLayout(path: string, decode: DecodeOptions): Promise<CsvLayout> {
-  const prefix = await readPrefix(decodeFile(path, decode), PREFIX_CHARS);
+async function decideLayout(path: string, decode: DecodeOptions, bounds: ReadBounds): Promise<CsvLayout> {
+  const prefix = await readPrefix(decodeFile(path, decode, bounds), PREFIX_CHARS);
   if (prefix.trim() === "")
     throw new SheetReadError("EMPTY_FILE", "the file is empty; export the sheet again");
   const lines = prefix.split("\n");
   const sep = parseSepLine(lines[0] ?? "");
   const encodingLabel = decode.encoding === "utf-8" && decode.bomLength > 0 ? "utf-8-bom" : decode.encoding;
-  if (sep !== undefined) return { decode, encodingLabel, delimiter: sep, sepLine: true };
+  if (sep !== undefined) return { bounds, decode, encodingLabel, delimiter: sep, sepLine: true };
   const detected = detectDelimiter(lines);
   if (!detected) {
     const firstLine = lines.find((l) => l.trim() !== "") ?? "";
@@ -525,11 +560,12 @@ async function decideLayout(path: string, decode: DecodeOptions): Promise<CsvLay
       ]),
     );
   }
-  return { decode, encodingLabel, delimiter: detected.delimiter, sepLine: false };
+  return { bounds, decode, encodingLabel, delimiter: detected.delimiter, sepLine: false };
 }
 
 /** Opens a CSV file: settles encoding, delimiter, header and amount convention, then streams the rows. */
-export async function openCsv(path: string): Promise<OpenedSheet> {
+export async function openCsv(path: string, limits: SheetLimits = sheetLimits()): Promise<OpenedSheet> {
+  const bounds: ReadBounds = { limits, deadline: new ReadDeadline(limits) };
   const { head, size } = await readHead(path);
   if (size === 0) throw new SheetReadError("EMPTY_FILE", "the file is empty; export the sheet again");
   const sniffed = sniffEncoding(head);
@@ -542,14 +578,14 @@ export async function openCsv(path: string): Promise<OpenedSheet> {
   let layout: CsvLayout;
   let scanned: CsvScan;
   try {
-    layout = await decideLayout(path, sniffed);
+    layout = await decideLayout(path, sniffed, bounds);
     scanned = await scan(path, layout);
   } catch (error) {
     if (!(error instanceof InvalidUtf8)) throw error;
     // Not UTF-8: Excel's plain "CSV" on Western Windows is windows-1252. Accept it only when every byte
     // is printable windows-1252 text (checked while decoding); otherwise ENCODING_UNSUPPORTED.
     const fallback: DecodeOptions = { encoding: "windows-1252", bomLength: 0 };
-    layout = await decideLayout(path, fallback);
+    layout = await decideLayout(path, fallback, bounds);
     scanned = await scan(path, layout);
   }
   const header: SheetHeader = {
@@ -584,7 +620,7 @@ function csvRows(
       const isData = index > headerIndex;
       index++;
       if (!isData || isBlank(record.fields)) continue;
-      return toRow(record, columns);
+      return toRow(record, columns, layout.bounds.limits.maxCellChars);
     }
     return undefined;
   };
@@ -630,7 +666,20 @@ function textCell(text: string): SheetCell {
 }
 
 /** One CSV record as a row: one cell per header column, non-empty cells beyond the header as `unheaded`. */
-export function toRow(record: CsvRecord, columns: readonly SheetColumn[]): SheetRow {
+export function toRow(
+  record: CsvRecord,
+  columns: readonly SheetColumn[],
+  maxCellChars = DEFAULT_SHEET_LIMITS.maxCellChars,
+): SheetRow {
+  for (let i = 0; i < record.fields.length; i++) {
+    if ((record.fields[i] as string).length > maxCellChars) {
+      throw limitExceeded(
+        "maxCellChars",
+        `line ${record.line}: the field in column ${columnLetter(i)} holds`,
+        { maxCellChars },
+      );
+    }
+  }
   const cells: Record<string, SheetCell> = {};
   for (const column of columns) cells[column.key] = textCell(record.fields[column.index] ?? "");
   const row: SheetRow = { rowNumber: record.row, cells };

@@ -5,7 +5,7 @@
  * one of `,` `;` tab `|`, names our header columns. Guessing from data rows (as papaparse does) is
  * fooled by decimal commas (`12,50;EUR`). Excel's `sep=;` first line wins when present.
  */
-import { canonicalColumn, HEADER_SEARCH_ROWS, isHeaderRow } from "./header.js";
+import { canonicalColumn, HEADER_SEARCH_ROWS, isHeaderRow } from "../header.js";
 
 export const CSV_DELIMITERS = [",", ";", "\t", "|"] as const;
 export type CsvDelimiter = (typeof CSV_DELIMITERS)[number];
