@@ -26,7 +26,7 @@ export interface IntakeConnection {
   leaseMs?: number;
 }
 
-/** A sheet intake with its own API client; `close()` ends the client. */
+/** A sheet intake with its own API client; `close()` stops the intake (see `SheetIntake.stop`) and ends the client. */
 export async function openSheetIntake(
   connection: IntakeConnection,
 ): Promise<{ intake: SheetIntake; client: PayoutsClient; close(): Promise<void> }> {
@@ -48,7 +48,14 @@ export async function openSheetIntake(
       ...(connection.logger ? { logger: connection.logger } : {}),
       ...(connection.leaseMs !== undefined ? { leaseMs: connection.leaseMs } : {}),
     });
-    return { intake, client, close: () => client.close() };
+    return {
+      intake,
+      client,
+      close: () => {
+        intake.stop();
+        return client.close();
+      },
+    };
   } catch (err) {
     await client.close();
     throw err;
@@ -67,7 +74,10 @@ export interface WatchService {
   /** The folder watched (DATA_DIR/inbox). */
   folder: string;
   intake: SheetIntake;
-  /** Stops watching, lets the sheet in hand finish, closes the API client. Idempotent. */
+  /**
+   * Stops watching and closes the API client. A sheet still being read in its thread is left at once
+   * (it stays in processing/ for the next start); one already being submitted is let finish. Idempotent.
+   */
   stop(): Promise<void>;
 }
 
@@ -94,6 +104,7 @@ export async function startWatchService(options: WatchServiceOptions): Promise<W
     intake,
     stop: () => {
       stopping ??= (async () => {
+        intake.stop();
         await watcher.stop();
         await close();
       })();
