@@ -3,7 +3,8 @@
  * registers itself on the program; this file only wires them and turns errors into exit codes.
  */
 import { Command, CommanderError } from "commander";
-import { ConfigError } from "../config/index.js";
+import { ConfigError, loadConfig } from "../config/index.js";
+import { configureSheetLimits } from "../sheets/index.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerResult } from "./commands/result.js";
 import { registerRetry } from "./commands/retry.js";
@@ -25,6 +26,8 @@ export function buildProgram(): Command {
     .version("0.1.0")
     .showHelpAfterError()
     .exitOverride();
+  // Every command that reads a sheet reads it within the configured limits.
+  program.hook("preAction", applySheetLimits);
   registerDemo(program);
   registerSandbox(program);
   registerTemplate(program);
@@ -39,6 +42,15 @@ export function buildProgram(): Command {
   registerUser(program);
   registerToken(program);
   return program;
+}
+
+function applySheetLimits(): void {
+  try {
+    configureSheetLimits(loadConfig().sheetLimits);
+  } catch (err) {
+    // A bad environment is reported by the command that needs it, with the variable named.
+    if (!(err instanceof ConfigError)) throw err;
+  }
 }
 
 export async function main(argv: string[]): Promise<number> {

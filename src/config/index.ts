@@ -64,6 +64,15 @@ const EnvSchema = z.object({
   HTTP_TRUST_PROXY: z.enum(["true", "false"]).default("false"),
   /** `payouts worker` serves /metrics on this port (0: off). */
   METRICS_PORT: intFrom(0, 65535).default(0),
+  // Reading limits for every sheet (src/sheets/limits.ts holds the defaults and says why).
+  SHEET_MAX_FILE_MB: intFrom(1, 1_000_000).optional(),
+  SHEET_MAX_PART_MB: intFrom(1, 4095).optional(),
+  SHEET_MAX_SMALL_PART_MB: intFrom(1, 4095).optional(),
+  SHEET_MAX_INFLATE_RATIO: intFrom(2, 1_000_000).optional(),
+  SHEET_MAX_CELL_CHARS: intFrom(255, 100_000_000).optional(),
+  SHEET_MAX_ROW_CHARS: intFrom(1024, 500_000_000).optional(),
+  SHEET_READ_TIMEOUT_MS: intFrom(1000, 86_400_000).optional(),
+  SHEET_READ_MAX_MEMORY_MB: intFrom(64, 1_000_000).optional(),
 });
 
 export interface AppConfig {
@@ -92,7 +101,21 @@ export interface AppConfig {
   uploadLimitBytes: number;
   trustProxy: boolean;
   metricsPort: number;
+  /** Overrides of the sheet reading limits (unset: the defaults of src/sheets/limits.ts). */
+  sheetLimits: {
+    maxFileBytes?: number;
+    maxPartBytes?: number;
+    maxSmallPartBytes?: number;
+    maxInflateRatio?: number;
+    maxCellChars?: number;
+    maxRowChars?: number;
+    readTimeoutMs?: number;
+    readMaxMemoryMb?: number;
+  };
 }
+
+const MiB = 1024 * 1024;
+const mib = (n: number | undefined) => (n === undefined ? undefined : n * MiB);
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
@@ -136,6 +159,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     uploadLimitBytes: e.UPLOAD_LIMIT_MB * 1024 * 1024,
     trustProxy: e.HTTP_TRUST_PROXY === "true",
     metricsPort: e.METRICS_PORT,
+    sheetLimits: {
+      maxFileBytes: mib(e.SHEET_MAX_FILE_MB),
+      maxPartBytes: mib(e.SHEET_MAX_PART_MB),
+      maxSmallPartBytes: mib(e.SHEET_MAX_SMALL_PART_MB),
+      maxInflateRatio: e.SHEET_MAX_INFLATE_RATIO,
+      maxCellChars: e.SHEET_MAX_CELL_CHARS,
+      maxRowChars: e.SHEET_MAX_ROW_CHARS,
+      readTimeoutMs: e.SHEET_READ_TIMEOUT_MS,
+      readMaxMemoryMb: e.SHEET_READ_MAX_MEMORY_MB,
+    },
   };
 }
 

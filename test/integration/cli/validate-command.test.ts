@@ -8,9 +8,17 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  writeDtdWorkbook,
+  writeGiantInlineCell,
+  writeGiantSharedString,
+  writeOversizedWorkbook,
+  writeRowBomb,
+} from "../../unit/sheets/hostile-xlsx.js";
 
 const run = promisify(execFile);
 const BIN = path.resolve("bin/payouts.js");
+const MiB = 1024 * 1024;
 
 async function payouts(args: string[], env: NodeJS.ProcessEnv = {}) {
   try {
@@ -79,5 +87,48 @@ describe("payouts validate", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("PAYOUTS_API_URL");
     expect(r.stderr).toContain("--sandbox");
+  });
+});
+
+// Issue 13 point 5: exit 2 with one clear line naming the file and the limit, no stack trace.
+describe("payouts validate on hostile files", () => {
+  const cases: Array<[string, (file: string) => Promise<void>, RegExp]> = [
+    ["row-bomb.xlsx", (f) => writeRowBomb(f, 1100 * MiB), /SHEET_MAX_INFLATE_RATIO/],
+    ["giant-shared.xlsx", (f) => writeGiantSharedString(f, 1000 * MiB), /xl\/sharedStrings\.xml/],
+    ["giant-inline.xlsx", (f) => writeGiantInlineCell(f, 1000 * MiB), /xl\/worksheets\/sheet1\.xml/],
+    ["long-inline.xlsx", (f) => writeGiantInlineCell(f, 100_000), /SHEET_MAX_CELL_CHARS/],
+    ["dtd.xlsx", writeDtdWorkbook, /document type declaration/],
+    ["big-workbook.xlsx", (f) => writeOversizedWorkbook(f, 40 * MiB), /xl\/workbook\.xml/],
+  ];
+  it.each(cases)("%s: exits 2 with one line naming the file and the limit", async (name, write, limit) => {
+    const file = path.join(dir, name);
+    await write(file);
+    const r = await payouts(["validate", file, "--sandbox"]);
+    expect(r.code).toBe(2);
+    const lines = r.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^payouts: cannot read the sheet: ${name.replace(".", "\\.")}: `));
+    expect(lines[0]).toMatch(limit);
+    expect(r.stderr).not.toMatch(/\bat .*\.js:\d+/); // no stack trace
+  });
+
+  it("takes its limits from the environment", async () => {
+    const file = path.join(dir, "plain.xlsx");
+    await writeGiantInlineCell(file, 1000);
+    const r = await payouts(["validate", file, "--sandbox"], { SHEET_MAX_CELL_CHARS: "500" });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("more than 500 characters (limit SHEET_MAX_CELL_CHARS)");
+  });
+
+  it("submit refuses a hostile file alike, before anything is recorded", async () => {
+    const file = path.join(dir, "dtd-submit.xlsx");
+    await writeDtdWorkbook(file);
+    const r = await payouts(["submit", file, "--dry-run"], {
+      PAYOUTS_API_URL: "http://127.0.0.1:9/v2",
+      PAYOUTS_API_KEY: "sk_test",
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toContain("dtd-submit.xlsx: xl/workbook.xml holds a document type declaration");
   });
 });
