@@ -122,4 +122,5 @@ export async function renderMetrics(...registries: Registry[]): Promise<string> 
   return parts.join("\n");
 }
 
+export { type RunningMetricsServer, startMetricsServer } from "./metrics-server.js";
 export { Counter, Gauge, Histogram, Registry };

@@ -18,7 +18,12 @@ import {
   submitBatch,
 } from "../batches/index.js";
 import { loadApprovalPolicy } from "../config/index.js";
-import { createPayoutsClient, type PayoutsClient, type RequestLimiter } from "../payouts-api/index.js";
+import {
+  createPayoutsClient,
+  type PayoutsClient,
+  type RequestHooks,
+  type RequestLimiter,
+} from "../payouts-api/index.js";
 import { createPaymentProcessor, type ProcessResult } from "./payment-processor.js";
 import {
   createPaymentQueue,
@@ -53,6 +58,8 @@ export function createWorkerClient(api: {
   timeoutMs?: number;
   /** The request rate shared by every worker (see createSharedRateLimiter). */
   limiter?: RequestLimiter | undefined;
+  /** Per-try hooks (metrics). */
+  hooks?: RequestHooks;
 }): PayoutsClient {
   return createPayoutsClient({
     baseUrl: api.apiUrl,
@@ -60,6 +67,7 @@ export function createWorkerClient(api: {
     entityId: api.entityId,
     ...(api.timeoutMs !== undefined ? { timeoutMs: api.timeoutMs } : {}),
     ...(api.limiter ? { limiter: api.limiter } : {}),
+    ...(api.hooks ? { hooks: api.hooks } : {}),
     retry: { maxAttempts: 2, baseDelayMs: 100, maxDelayMs: 1_000, maxRetryAfterMs: 0 },
   });
 }

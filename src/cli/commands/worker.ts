@@ -7,6 +7,13 @@ import type { Command } from "commander";
 import { startApprovalService } from "../../approvals/sweep/index.js";
 import { loadConfig, requireApi } from "../../config/index.js";
 import { createLogger } from "../../logging/index.js";
+import {
+  Registry,
+  registerStateGauges,
+  serviceRequestHooks,
+  startMetricsServer,
+  watchPaymentWorker,
+} from "../../metrics/index.js";
 import { batchFinishedHandler } from "../../notify/index.js";
 import { createSharedRateLimiter } from "../../payouts-api/index.js";
 import {
@@ -79,7 +86,12 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
     const service = await startPaymentService({
       redisUrl: config.redisUrl,
       prefix: opts.redisPrefix,
-      client: createWorkerClient({ ...api, timeoutMs: config.apiTimeoutMs, limiter }),
+      client: createWorkerClient({
+        ...api,
+        timeoutMs: config.apiTimeoutMs,
+        limiter,
+        hooks: serviceRequestHooks(),
+      }),
       concurrency,
       rateLimitPerSecond: opts.rateLimit ?? config.rateLimitPerSecond,
       ...(opts.lockMs !== undefined ? { lockDurationMs: opts.lockMs, stalledIntervalMs: opts.lockMs } : {}),
@@ -99,7 +111,12 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
     const reconcile = await startReconcileService({
       redisUrl: config.redisUrl,
       prefix: opts.redisPrefix,
-      client: createWorkerClient({ ...api, timeoutMs: config.apiTimeoutMs, limiter }),
+      client: createWorkerClient({
+        ...api,
+        timeoutMs: config.apiTimeoutMs,
+        limiter,
+        hooks: serviceRequestHooks(),
+      }),
       onRowsChanged: (batchId) => outbox.markDirty(batchId),
       onBatchFinished: batchFinishedHandler({
         store: service.pipeline.store,
@@ -145,6 +162,19 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
       tz: config.scheduleTz,
     });
     stops.push(() => schedule.stop(opts.shutdownGraceMs));
+    if (config.metricsPort > 0) {
+      // Prometheus: process metrics, payments by outcome, service latency, queue depth, rows by state.
+      watchPaymentWorker(service.worker);
+      const registry = new Registry();
+      registerStateGauges(registry, {
+        redis: service.pipeline.redis,
+        prefix: opts.redisPrefix,
+        queues: [service.pipeline.queue, reconcile.queue],
+      });
+      const metrics = await startMetricsServer({ port: config.metricsPort, registries: [registry] });
+      stops.push(() => metrics.close());
+      logger.info({ url: metrics.url }, "metrics served");
+    }
     if (service.resumed.length > 0) {
       logger.info({ batches: service.resumed }, "finished interrupted submissions");
     }
