@@ -98,6 +98,23 @@ export class AuthStore {
     return { name, role, disabled: false, createdAt };
   }
 
+  /**
+   * Gives an existing user a new password (and role), enabled again; adds the user when missing.
+   * For set-ups like the demo that must hand out a login that works whatever Redis held before.
+   */
+  async setUser(name: string, role: string, password: string): Promise<UserInfo> {
+    checkName("user", name);
+    checkRole(role);
+    const weak = passwordProblem(password);
+    if (weak) throw new AuthError("WEAK_PASSWORD", weak);
+    const passwordHash = await hashPassword(password);
+    const createdAt = new Date().toISOString();
+    await this.redis.sadd(`${this.p}:users`, name);
+    await this.redis.hsetnx(`${this.p}:user:${name}`, "createdAt", createdAt);
+    await this.redis.hset(`${this.p}:user:${name}`, { name, role, passwordHash, disabled: "0" });
+    return (await this.getUser(name)) ?? { name, role, disabled: false, createdAt };
+  }
+
   async getUser(name: string): Promise<UserInfo | undefined> {
     if (!NAME_PATTERN.test(name)) return undefined;
     const h = await this.redis.hgetall(`${this.p}:user:${name}`);

@@ -56,6 +56,7 @@
   }
 
   function show(section) {
+    say("");
     for (const id of ["upload", "batches", "batch", "audit"]) $(id).hidden = id !== section;
     for (const b of document.querySelectorAll("nav [data-show]")) {
       b.setAttribute(
@@ -166,8 +167,8 @@
         method: "POST",
         json: { sheetId: state.upload.id, onInvalid },
       });
+      await openBatch(batch.id);
       say(`Submitted as batch ${batch.id}.`);
-      openBatch(batch.id);
     } catch (err) {
       say(
         err.code === "DUPLICATE_FILE" ? `${err.message} (batch ${err.body.error.batchId})` : err.message,

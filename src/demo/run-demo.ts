@@ -9,6 +9,7 @@
  * outcome its trigger values give (an amount ending in .13 fails by design); against a real service,
  * any final payment state (completed, failed, canceled).
  */
+import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { packageFile } from "../assets/index.js";
@@ -42,6 +43,10 @@ export interface DemoOptions {
   say: (line: string) => void;
   /** Live progress line (a terminal overwrites it); defaults to `say` every few seconds. */
   progress?: (p: BatchProgress) => void;
+  /** Port of the console and API (default 0: a free one). */
+  port?: number;
+  /** Keep the console, API and workers running after the result, until SIGINT or SIGTERM. */
+  stay?: boolean;
 }
 
 export type DemoResult =
@@ -54,6 +59,9 @@ export type DemoResult =
       /** Set when SIGINT or SIGTERM stopped the demo (everything it started is stopped). */
       stoppedBy?: NodeJS.Signals;
     };
+
+/** The console user the demo creates (an admin, with a new password each run). */
+export const DEMO_USER = "demo";
 
 /** The demo's sandbox settles payments within a few seconds so the sample finishes quickly. */
 const DEMO_CLOCK = { toInProgressMs: 400, toFinalMs: 800 };
@@ -151,7 +159,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       redisUrl,
       webhookSecret: config.webhookSecret ?? api.apiKey,
       client: healthClient,
-      port: 0,
+      port: options.port ?? 0,
+      dataDir: config.dataDir,
+      entityId: config.entityId,
       resultFile: async (batchId, format) => {
         const file = await files.resultFile(batchId, format);
         return file === undefined ? undefined : { path: file };
@@ -167,6 +177,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       });
       say(`webhooks: the sandbox delivers to http://127.0.0.1:${server.port}${WEBHOOK_PATH}`);
     }
+    // A fresh password each run: the login works for this demo only.
+    const demoPassword = randomBytes(9).toString("base64url");
+    await server.auth.setUser(DEMO_USER, "admin", demoPassword);
+    say(`console: ${server.url}/  (log in as ${DEMO_USER} / ${demoPassword}; API at ${server.url}/api/v1)`);
 
     // 4. Submit the sheet (the same step as `payouts submit`).
     const sheetPath = path.resolve(options.sheetPath ?? packageFile("samples/payouts-valid.csv"));
@@ -230,20 +244,25 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       if (asIntended(row, sandbox !== undefined)) continue;
       if (++unexpectedCount <= 20) unexpected.push(row);
     }
-    if (unexpectedCount > 0) {
-      for (const r of unexpected) {
-        say(
-          `  row ${r.rowNumber} (${r.rowKey}) ended ${r.state}${r.errorCode ? ` ${r.errorCode}: ${r.errorMessage}` : ""}`,
-        );
-      }
-      return {
-        ok: false,
-        reason: `${unexpectedCount} row(s) did not end as intended`,
-        batchId,
-        resultPath: written.path,
-      };
+    for (const r of unexpected) {
+      say(
+        `  row ${r.rowNumber} (${r.rowKey}) ended ${r.state}${r.errorCode ? ` ${r.errorCode}: ${r.errorMessage}` : ""}`,
+      );
     }
-    return { ok: true, batchId, resultPath: written.path };
+    const result: DemoResult =
+      unexpectedCount > 0
+        ? {
+            ok: false,
+            reason: `${unexpectedCount} row(s) did not end as intended`,
+            batchId,
+            resultPath: written.path,
+          }
+        : { ok: true, batchId, resultPath: written.path };
+    if (options.stay && !stop.signal.aborted) {
+      say(`the console stays up at ${server.url}/ until Ctrl-C`);
+      await new Promise((resolve) => stop.signal.addEventListener("abort", resolve, { once: true }));
+    }
+    return result;
   } finally {
     await cleanup();
     process.off("SIGINT", onSignal);

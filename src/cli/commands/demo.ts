@@ -6,6 +6,7 @@ import { loadConfig } from "../../config/index.js";
 import { RedisUnavailableError } from "../../demo/private-redis.js";
 import { runDemo } from "../../demo/run-demo.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { parsePort } from "../options.js";
 
 export function registerDemo(program: Command): void {
   program
@@ -14,7 +15,9 @@ export function registerDemo(program: Command): void {
       "Run the whole job on embedded defaults: sandbox (unless PAYOUTS_API_URL), Redis (REDIS_URL or a private redis-server), workers and webhook server in-process; submit the sample sheet, wait until every row is final, write the result file",
     )
     .argument("[sheet]", "the payout sheet to run (default: samples/payouts-valid.csv)")
-    .action(async (sheet?: string) => {
+    .option("--port <n>", "port of the console and API (default: a free one)", parsePort)
+    .option("--stay", "keep the console, API and workers running after the result, until Ctrl-C")
+    .action(async (sheet: string | undefined, opts: { port?: number; stay?: boolean }) => {
       const say = (line: string) => process.stdout.write(`${line}\n`);
       const bar = process.stdout.isTTY
         ? new cliProgress.SingleBar(
@@ -39,6 +42,8 @@ export function registerDemo(program: Command): void {
           config: loadConfig(),
           redisUrlGiven: (process.env.REDIS_URL ?? "").trim() !== "",
           ...(sheet === undefined ? {} : { sheetPath: sheet }),
+          ...(opts.port === undefined ? {} : { port: opts.port }),
+          stay: opts.stay === true,
           say: (line) => {
             if (started) {
               bar?.stop();

@@ -26,6 +26,7 @@ describe("payouts demo", () => {
     expect(code, output).toBe(0);
     expect(output).toContain("SANDBOX");
     expect(output).toContain("private redis-server");
+    expect(output).toMatch(/console: http:\/\/127\.0\.0\.1:\d+\/\s+\(log in as demo \/ \S+;/);
     expect(output).toMatch(/23 of 23 rows final/);
 
     const outbox = await readdir(path.join(dataDir, "outbox"));
