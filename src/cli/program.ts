@@ -5,7 +5,9 @@
 import { Command, CommanderError } from "commander";
 import { ConfigError, loadConfig } from "../config/index.js";
 import { configureSheetLimits } from "../sheets/index.js";
+import { registerApprove } from "./commands/approve.js";
 import { registerDemo } from "./commands/demo.js";
+import { registerReject } from "./commands/reject.js";
 import { registerResult } from "./commands/result.js";
 import { registerRetry } from "./commands/retry.js";
 import { registerSandbox } from "./commands/sandbox.js";
@@ -41,6 +43,8 @@ export function buildProgram(): Command {
   registerRetry(program);
   registerUser(program);
   registerToken(program);
+  registerApprove(program);
+  registerReject(program);
   return program;
 }
 

@@ -4,6 +4,7 @@
  * never its submitter can approve it, an approver's approval gets it paid, a rejection cancels it,
  * and every attempt is in the audit trail.
  */
+import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -20,6 +21,17 @@ import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js
 import { type RunningServer, startServer } from "../../../src/server/index.js";
 import { deleteKeys, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
 import { policyOf } from "./helpers.js";
+
+/** Runs the built `payouts` with only the server's address and (optionally) a token: no Redis. */
+function cli(args: string[], token?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, PAYOUTS_SERVER_URL: server.url };
+  if (token) env.PAYOUTS_TOKEN = token;
+  return new Promise((resolve) => {
+    execFile(process.execPath, [path.resolve("bin/payouts.js"), ...args], { env }, (err, stdout, stderr) => {
+      resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
 
 const prefix = uniquePrefix("approvals-api");
 const policy = policyOf("USD:150", 1);
@@ -207,4 +219,29 @@ describe("approvals over the API", () => {
       }),
     );
   });
+});
+
+describe("payouts approve | reject", () => {
+  it("go through the API with PAYOUTS_TOKEN: no token or the wrong person approves nothing", async () => {
+    const { id } = await submit("clerk", "100.00");
+    const noToken = await cli(["approve", id]);
+    expect(noToken.code).toBe(2);
+    expect(noToken.stderr).toContain("PAYOUTS_TOKEN");
+    const submitter = await cli(["approve", id], tokens.clerk);
+    expect(submitter.code).toBe(1);
+    expect(submitter.stderr).toContain("FORBIDDEN");
+    expect((await call("viewer", "GET", `/api/v1/batches/${id}/approval`)).json.approval.status).toBe(
+      "awaiting-approval",
+    );
+    const approved = await cli(["approve", id], tokens.ben);
+    expect(approved.code).toBe(0);
+    expect(approved.stdout).toContain(`batch ${id} approved by ben`);
+
+    const other = await submit("clerk", "100.00");
+    const rejected = await cli(["reject", other.id, "--reason", "wrong month"], tokens.ann);
+    expect(rejected.code).toBe(0);
+    expect(rejected.stdout).toContain("rejected by ann: wrong month");
+    expect(await rowStates(other.id)).toEqual(["canceled", "canceled"]);
+    // Each run starts a Node process; on a loaded machine that takes seconds.
+  }, 120_000);
 });
