@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import cliProgress from "cli-progress";
 import type { Command } from "commander";
+import { type ApprovalRecord, ApprovalStore, describeApproval } from "../../approvals/index.js";
 import { type BatchProgress, type BatchStore, ROW_STATES, type RowState } from "../../batches/index.js";
 import { loadConfig } from "../../config/index.js";
 import { formatMinor } from "../../money/index.js";
@@ -48,17 +49,26 @@ function money(minor: number, currency: string): string {
   }
 }
 
-function progressJson(p: BatchProgress) {
-  return { batch: p.batch, counts: p.counts, totals: p.totals, final: p.done, rows: p.batch.rowCount };
+function progressJson(p: BatchProgress, approval?: ApprovalRecord) {
+  return {
+    batch: p.batch,
+    counts: p.counts,
+    totals: p.totals,
+    final: p.done,
+    rows: p.batch.rowCount,
+    ...(approval ? { approval } : {}),
+  };
 }
 
 /** The text report of one batch, as lines (pure: used for plain output and tests). */
-export function formatProgress(p: BatchProgress): string[] {
+export function formatProgress(p: BatchProgress, approval?: ApprovalRecord): string[] {
   const b = p.batch;
+  const held = approval !== undefined && approval.status !== "approved";
   const lines = [
     `batch ${b.id}  ${b.sourceName}  created ${b.createdAt}  entity ${b.entityId}`,
     `rows: ${b.rowCount} valid, ${b.invalidCount} invalid; ${p.done} of ${b.rowCount} final` +
-      (b.enqueueComplete ? "" : "  (submission not finished: a worker will complete it)"),
+      (b.enqueueComplete || held ? "" : "  (submission not finished: a worker will complete it)"),
+    ...(approval ? describeApproval(approval) : []),
     `  ${ROW_STATES.filter((s) => p.counts[s] > 0)
       .map((s) => `${s} ${p.counts[s]}`)
       .join(", ")}`,
@@ -81,13 +91,17 @@ async function showBatch(
   let progress = await store.progress(batchId);
   if (!progress)
     throw new CliError(`no batch ${batchId} in Redis (run \`payouts status\` to list batches)`, EXIT.usage);
+  const approval = await approvalsOf(store).get(batchId);
   if (opts.json) {
-    say(JSON.stringify(progressJson(progress), null, 2));
+    say(JSON.stringify(progressJson(progress, approval), null, 2));
     return;
   }
-  const live = opts.watch && process.stdout.isTTY === true && progress.done < progress.batch.rowCount;
+  // A held batch does not move until someone decides: print it once instead of watching.
+  const waiting = approval !== undefined && approval.status === "awaiting-approval";
+  const live =
+    opts.watch && !waiting && process.stdout.isTTY === true && progress.done < progress.batch.rowCount;
   if (!live) {
-    for (const line of formatProgress(progress)) say(line);
+    for (const line of formatProgress(progress, approval)) say(line);
     return;
   }
   const bar = new cliProgress.SingleBar(
@@ -114,7 +128,12 @@ async function showBatch(
     bar.stop();
     process.off("SIGINT", stop);
   }
-  for (const line of formatProgress(progress)) say(line);
+  for (const line of formatProgress(progress, await approvalsOf(store).get(batchId))) say(line);
+}
+
+/** The approval records beside the batch store (same Redis, same prefix). */
+function approvalsOf(store: BatchStore): ApprovalStore {
+  return new ApprovalStore(store.redis, { prefix: store.keys.prefix });
 }
 
 async function listBatches(
@@ -126,20 +145,29 @@ async function listBatches(
   const progresses = (await Promise.all(batches.map((b) => store.progress(b.id)))).filter(
     (p): p is BatchProgress => p !== undefined,
   );
+  const approvals = await Promise.all(progresses.map((p) => approvalsOf(store).get(p.batch.id)));
   if (opts.json) {
-    say(JSON.stringify(progresses.map(progressJson), null, 2));
+    say(
+      JSON.stringify(
+        progresses.map((p, i) => progressJson(p, approvals[i])),
+        null,
+        2,
+      ),
+    );
     return;
   }
   if (progresses.length === 0) {
     say("no batches yet (submit a sheet with `payouts submit <sheet>`)");
     return;
   }
-  for (const p of progresses) {
+  for (const [i, p] of progresses.entries()) {
+    const approval = approvals[i];
     const summary = ROW_STATES.filter((s) => p.counts[s] > 0)
       .map((s) => `${s} ${p.counts[s]}`)
       .join(", ");
     say(
-      `${p.batch.id}  ${p.batch.createdAt}  ${p.batch.sourceName}  ${p.done}/${p.batch.rowCount} final  ${summary}`,
+      `${p.batch.id}  ${p.batch.createdAt}  ${p.batch.sourceName}  ${p.done}/${p.batch.rowCount} final  ${summary}` +
+        (approval ? `  [${approval.status}]` : ""),
     );
   }
 }
