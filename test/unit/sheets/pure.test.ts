@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { paddedIntegerFormat, paddedIntegerText } from "../../../src/sheets/cell-value.js";
 import { firstUnfitWindows1252Byte } from "../../../src/sheets/csv/index.js";
 import {
   canonicalColumn,
@@ -14,6 +15,7 @@ import {
   sheetFormatOf,
   sniffEncoding,
 } from "../../../src/sheets/index.js";
+import { parseCellFormats, parseRelationships, parseWorkbook } from "../../../src/sheets/xlsx/index.js";
 
 describe("canonicalColumn", () => {
   it.each([
@@ -235,5 +237,67 @@ describe("sheetFormatOf", () => {
       "ZZ",
       "AAA",
     ]);
+  });
+});
+
+describe("paddedIntegerFormat", () => {
+  it("reads formats that pad a whole number with zeros, with text around it", () => {
+    expect(paddedIntegerFormat("000000")).toEqual({ prefix: "", digits: 6, suffix: "" });
+    expect(paddedIntegerFormat('"INV-"0000')).toEqual({ prefix: "INV-", digits: 4, suffix: "" });
+    expect(paddedIntegerFormat('\\#00"/A"')).toEqual({ prefix: "#", digits: 2, suffix: "/A" });
+    expect(paddedIntegerText(123, { prefix: "", digits: 6, suffix: "" })).toBe("000123");
+    expect(paddedIntegerText(1234567, { prefix: "", digits: 6, suffix: "" })).toBe("1234567");
+  });
+
+  it("leaves every other format (and fractions, negatives) to the plain number", () => {
+    for (const format of [
+      "General",
+      "0",
+      "#",
+      "0.00",
+      "#,##0",
+      "000-000",
+      "0%",
+      "[Red]0000",
+      "@",
+      "00;(00)",
+    ]) {
+      expect(paddedIntegerFormat(format), format).toBeUndefined();
+    }
+    expect(paddedIntegerText(12.5, { prefix: "", digits: 6, suffix: "" })).toBeUndefined();
+    expect(paddedIntegerText(-3, { prefix: "", digits: 6, suffix: "" })).toBeUndefined();
+  });
+});
+
+describe("the workbook's small parts", () => {
+  it("reads sheets whatever the relationship prefix, their state and the date system", () => {
+    const info = parseWorkbook(
+      '<x:workbook xmlns:x="m" xmlns:rel="r"><x:workbookPr date1904="true"/><!-- <x:sheet name="no"/> -->' +
+        '<x:sheets><x:sheet name="A &amp; B" sheetId="1" rel:id="rId3"/><x:sheet name="H" state="hidden" rel:id="rId4"/></x:sheets></x:workbook>',
+    );
+    expect(info).toEqual({
+      date1904: true,
+      sheets: [
+        { name: "A & B", relationshipId: "rId3", hidden: false },
+        { name: "H", relationshipId: "rId4", hidden: true },
+      ],
+    });
+  });
+
+  it("maps relationships, leaving external targets out", () => {
+    const rels = parseRelationships(
+      '<Relationships><Relationship Id="rId3" Type="t/worksheet" Target="worksheets/sheet1.xml"/>' +
+        '<Relationship Id="rId9" Type="t/hyperlink" Target="http://x" TargetMode="External"/></Relationships>',
+    );
+    expect([...rels]).toEqual([["rId3", { type: "t/worksheet", target: "worksheets/sheet1.xml" }]]);
+  });
+
+  it("gives each cell format its number format, counting only cellXfs", () => {
+    const formatOf = parseCellFormats(
+      '<styleSheet><numFmts><numFmt numFmtId="164" formatCode="000000"/></numFmts>' +
+        '<cellStyleXfs><xf numFmtId="14"/></cellStyleXfs>' +
+        '<cellXfs count="3"><xf numFmtId="0"/><xf numFmtId="164"/><xf numFmtId="14" applyNumberFormat="1"/></cellXfs></styleSheet>',
+    );
+    expect([0, 1, 2, 3].map(formatOf)).toEqual(["General", "000000", "mm-dd-yy", undefined]);
   });
 });
