@@ -117,6 +117,8 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
         limiter,
         hooks: serviceRequestHooks(),
       }),
+      // As many looks at once as payments: at scale every payment gets at least one.
+      concurrency,
       onRowsChanged: (batchId) => outbox.markDirty(batchId),
       onBatchFinished: batchFinishedHandler({
         store: service.pipeline.store,
