@@ -225,13 +225,21 @@ export function registerBatchRoutes(app: FastifyInstance, ctx: ApiContext, optio
         store,
         enqueuer: ctx.enqueuer,
         batchId,
+        // Rows in `error` are resolved against the ledger before they are paid again (issue 13).
+        ledger: ctx.client,
         ...(rows ? { rows: rows as number[] } : {}),
         note: `operator retry by ${principalOf(request).name}`,
       });
       if (result.kind === "unknown-batch") throw new ApiError(404, "NOT_FOUND", `no batch ${batchId}`);
       const answer = {
         retried: result.retried.map((r) => r.rowNumber),
-        leftAlone: result.leftAlone.map((l) => ({ row: l.rowNumber, reason: l.reason })),
+        leftAlone: [
+          ...result.adopted.map((a) => ({
+            row: a.rowNumber,
+            reason: `its earlier attempt did pay (payment ${a.paymentId}, now ${a.state})`,
+          })),
+          ...result.leftAlone.map((l) => ({ row: l.rowNumber, reason: l.reason })),
+        ],
       };
       await auditRequest(ctx.audit, request, "rows.retry", batchId, "ok", answer);
       return answer;

@@ -3,8 +3,9 @@
  * batch is rebuilt from the ledger. One function, so every path records the same fields. Also the
  * small derivations of a row that readers (result files, status) need.
  */
+import type { PayoutsClient } from "../payouts-api/index.js";
 import type { Payment } from "../payouts-api/wire-types.js";
-import { idempotencyKeyFor } from "../row-identity/index.js";
+import { externalIdFor, idempotencyKeyFor, metadataNamesRow } from "../row-identity/index.js";
 import type { BatchStore, RowChangeResult } from "./batch-store.js";
 import { rowStateForPayment } from "./row-state.js";
 import type { BatchRecord, RowRecord } from "./types.js";
@@ -49,4 +50,35 @@ export function rowIdempotencyKey(
     { entityId: batch.entityId, batchId: batch.id, rowKey: row.rowKey, attempt: row.attempt },
     row.requoteGeneration,
   );
+}
+
+/** Not failed or canceled: a payment that paid, or still may. */
+export function isLivePayment(payment: Pick<Payment, "status">): boolean {
+  return payment.status !== "failed" && payment.status !== "canceled";
+}
+
+/**
+ * A live payment of the row under the `externalId` of any of its attempts 1..`throughAttempt`, if the
+ * ledger shows one (and its metadata names this batch and row: a reused reference is not ours).
+ */
+export async function livePaymentOfAttempts(
+  ledger: { payments: Pick<PayoutsClient["payments"], "list"> },
+  batch: Pick<BatchRecord, "id" | "fileKey">,
+  row: Pick<RowRecord, "rowKey" | "rowNumber" | "instruction">,
+  throughAttempt: number,
+): Promise<Payment | undefined> {
+  for (let attempt = 1; attempt <= throughAttempt; attempt++) {
+    const externalId = externalIdFor({
+      batchId: batch.id,
+      rowNumber: row.rowNumber,
+      reference: row.instruction.reference,
+      attempt,
+      fileKey: batch.fileKey,
+    });
+    const payment = (await ledger.payments.list({ externalId, limit: 1 })).data[0];
+    if (payment && metadataNamesRow(payment.metadata, batch.id, row.rowKey) && isLivePayment(payment)) {
+      return payment;
+    }
+  }
+  return undefined;
 }

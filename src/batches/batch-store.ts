@@ -7,7 +7,7 @@ import type { Redis } from "ioredis";
 import type { PayoutInstruction } from "../intake/payout-instruction.js";
 import type { Fee } from "../payouts-api/wire-types.js";
 import { DEFAULT_KEY_PREFIX, type RedisLayout, redisLayout } from "./redis-layout.js";
-import { INIT_ROWS, runScript, START_NEW_ATTEMPT, TRANSITION_ROW } from "./redis-scripts.js";
+import { FENCE_SEND, INIT_ROWS, runScript, START_NEW_ATTEMPT, TRANSITION_ROW } from "./redis-scripts.js";
 import { isRowState, ROW_STATES, type RowState, TERMINAL_ROW_STATES } from "./row-state.js";
 import type {
   BatchProgress,
@@ -53,9 +53,19 @@ export interface RowFieldChanges {
   errorMessage?: string | null;
 }
 
+/** Fields a change can be made conditional on (see {@link RowChange.expect}). */
+export type ExpectableField = "quote" | "requoteGeneration" | "sentBodyHash" | "sentGeneration";
+
 export interface RowChange {
   /** Applies only while the row is still on this attempt (a job of an older attempt must not touch it). */
   expectedAttempt?: number;
+  /**
+   * Applies only while these fields still hold what the caller read (`null`: absent); else the change
+   * is refused whole as `changed`. How a run makes the writes that shape its request body (quote, body
+   * hash, requote generation) conditional on the row it read, so two runs of one job cannot both write
+   * them (issue 13, point 1).
+   */
+  expect?: Partial<Record<ExpectableField, string | number | StoredFxQuote | null | undefined>>;
   /** New state (forward only); omit to change fields only (refused on a terminal row). */
   to?: RowState;
   fields?: RowFieldChanges;
@@ -63,7 +73,38 @@ export interface RowChange {
   note?: string;
 }
 
-export type RowChangeOutcome = "ok" | "missing" | "stale" | "terminal" | "refused" | "outdated";
+export type RowChangeOutcome =
+  | "ok"
+  | "missing"
+  | "stale"
+  | "terminal"
+  | "refused"
+  | "outdated"
+  | "changed"
+  | "in-doubt";
+
+/** What the send fence answers (see FENCE_SEND): `ok`, or why this run must not send. */
+export type SendFenceOutcome =
+  | "ok"
+  | "missing"
+  | "stale"
+  | "done"
+  | "requoted"
+  | "body-changed"
+  | "lock-lost";
+
+export interface SendFence {
+  attempt: number;
+  requoteGeneration: number;
+  /** The hash of the body about to be sent, when the row records one for it (FX, uploaded files). */
+  bodyHash?: string | undefined;
+  /** The run's BullMQ job lock: its Redis key and the token the run holds. */
+  lock?: { key: string; token: string } | undefined;
+  /** The send time recorded on the row (ms). */
+  now: number;
+  /** Until when (ms) the request may still reach the service (its time-outs and a margin). */
+  inDoubtUntil: number;
+}
 
 export interface RowChangeResult {
   outcome: RowChangeOutcome;
@@ -89,6 +130,10 @@ function encodeField(value: string | number | StoredFxQuote | Fee[] | null): str
   if (value === null) return "";
   if (typeof value === "object") return JSON.stringify(value);
   return String(value);
+}
+
+function msArg(ms: number | undefined): string {
+  return ms === undefined ? "" : String(Math.floor(ms));
 }
 
 function optionalNumber(value: string | undefined): number | undefined {
@@ -119,6 +164,7 @@ function batchFromHash(hash: Record<string, string>): BatchRecord | undefined {
   return {
     id: hash.id,
     fileSha256: hash.fileSha256 ?? "",
+    ...(hash.fileKey ? { fileKey: hash.fileKey } : {}),
     sourceName: hash.sourceName ?? "",
     entityId: hash.entityId ?? "me",
     createdAt: hash.createdAt ?? "",
@@ -165,6 +211,7 @@ export class BatchStore {
       .hset(this.keys.batch(batch.id), {
         id: batch.id,
         fileSha256: batch.fileSha256,
+        fileKey: batch.fileKey ?? "",
         sourceName: batch.sourceName,
         entityId: batch.entityId,
         createdAt: batch.createdAt,
@@ -262,11 +309,11 @@ export class BatchStore {
       const rowKeys: string[] = [];
       const args: string[] = [nowIso];
       for (const row of chunk) {
-        const { source, ...instruction } = row;
+        const { source, attempt, ...instruction } = row;
         const record: StaticRow = { rowNumber: row.rowNumber, instruction, ...(source ? { source } : {}) };
         statics.push(row.rowKey, JSON.stringify(record));
         rowKeys.push(this.keys.row(batchId, row.rowKey));
-        args.push(row.currency, String(row.amount));
+        args.push(row.currency, String(row.amount), String(attempt ?? 1));
       }
       // Both parts are only created if absent: a resumed submission or a recovery must never put back
       // the original of a row an operator corrected since (startNewAttemptWithCorrection).
@@ -423,6 +470,8 @@ export class BatchStore {
       quote: h.quote ? (JSON.parse(h.quote) as StoredFxQuote) : undefined,
       sentBodyHash: h.sentBodyHash || undefined,
       sentGeneration: optionalNumber(h.sentGeneration),
+      lastSentAt: optionalNumber(h.lastSentAt),
+      inDoubtUntil: optionalNumber(h.inDoubtUntil),
       errorCode: h.errorCode || undefined,
       errorMessage: h.errorMessage || undefined,
       updatedAt: h.updatedAt ?? "",
@@ -438,6 +487,11 @@ export class BatchStore {
       this.now().toISOString(),
       change.note === undefined ? "null" : JSON.stringify(change.note),
     ];
+    const conditions = Object.entries(change.expect ?? {});
+    args.push(String(conditions.length));
+    for (const [field, value] of conditions) {
+      args.push(field, encodeField((value ?? null) as string | number | StoredFxQuote | null));
+    }
     for (const [field, value] of Object.entries(change.fields ?? {})) {
       if (value === undefined) continue;
       args.push(field, encodeField(value as string | number | StoredFxQuote | Fee[] | null));
@@ -457,20 +511,44 @@ export class BatchStore {
   }
 
   /**
+   * The send fence, checked atomically right before a POST /payments (see FENCE_SEND): `ok` (and the
+   * send time recorded) only while this run may still send this row's body under its key.
+   */
+  async fenceSend(batchId: string, rowKey: string, fence: SendFence): Promise<SendFenceOutcome> {
+    const keys = [this.keys.row(batchId, rowKey)];
+    const args = [
+      String(fence.attempt),
+      String(fence.requoteGeneration),
+      fence.bodyHash ?? "",
+      String(fence.now),
+      String(fence.inDoubtUntil),
+    ];
+    if (fence.lock) {
+      keys.push(fence.lock.key);
+      args.push(fence.lock.token);
+    }
+    const [outcome] = (await runScript(this.redis, FENCE_SEND, keys, args)) as ScriptOutcome;
+    return outcome as SendFenceOutcome;
+  }
+
+  /**
    * Starts the next attempt of a failed, canceled, rejected or errored row (an operator retry). The
-   * caller then enqueues the row's new job. Rows in flight or paid are refused.
+   * caller then enqueues the row's new job. Rows in flight or paid are refused. With `nowMs`, an
+   * `error` row whose last request may still reach the service then (`inDoubtUntil`) is refused as
+   * `in-doubt`: that request may still create its payment.
    */
   async startNewAttempt(
     batchId: string,
     rowKey: string,
     expectedAttempt: number,
     note = "operator retry",
+    nowMs?: number,
   ): Promise<RowChangeResult> {
     const result = (await runScript(
       this.redis,
       START_NEW_ATTEMPT,
       [this.keys.row(batchId, rowKey), this.keys.counts(batchId), this.keys.totals(batchId)],
-      [String(expectedAttempt), this.now().toISOString(), JSON.stringify(note)],
+      [String(expectedAttempt), this.now().toISOString(), JSON.stringify(note), msArg(nowMs)],
     )) as ScriptOutcome;
     return changeResultOf(result);
   }
@@ -488,6 +566,7 @@ export class BatchStore {
     expectedAttempt: number,
     correction: { instruction: PayoutInstruction; source?: SourceValues | undefined },
     note = "operator retry with corrected inputs",
+    nowMs?: number,
   ): Promise<RowChangeResult> {
     const { instruction } = correction;
     if (instruction.rowKey !== rowKey) {
@@ -511,6 +590,7 @@ export class BatchStore {
         String(expectedAttempt),
         this.now().toISOString(),
         JSON.stringify(note),
+        msArg(nowMs),
         rowKey,
         JSON.stringify(record),
         instruction.currency,

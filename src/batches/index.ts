@@ -1,20 +1,32 @@
 /** Public face of batches: the Redis records of batches and rows, submission and recovery. */
-export { adoptPayment, referenceReusedMessage, rowIdempotencyKey } from "./adopt-payment.js";
+export {
+  adoptPayment,
+  isLivePayment,
+  livePaymentOfAttempts,
+  referenceReusedMessage,
+  rowIdempotencyKey,
+} from "./adopt-payment.js";
 export {
   BatchStore,
   type BatchStoreOptions,
+  type ExpectableField,
   type InvalidRowRecord,
   ROW_CHUNK,
   type RowChange,
   type RowChangeOutcome,
   type RowChangeResult,
   type RowFieldChanges,
+  type SendFence,
+  type SendFenceOutcome,
 } from "./batch-store.js";
 export {
   type ArchivedBatch,
   ArchiveFormatError,
+  appendCorrection,
+  archivedBatchForFile,
   archivePathFor,
   readInstructionArchive,
+  recordArchivedFile,
   writeInstructionArchive,
 } from "./instruction-archive.js";
 export { type RecoverBatchOptions, type RecoverBatchResult, recoverBatch } from "./recover-batch.js";
@@ -22,6 +34,7 @@ export { DEFAULT_KEY_PREFIX, type RedisLayout, redisLayout } from "./redis-layou
 export { type LuaScript, runScript } from "./redis-scripts.js";
 export {
   canTransition,
+  GIVE_UP_ROW_STATES,
   isRowState,
   isTerminalRowState,
   RETRYABLE_ROW_STATES,

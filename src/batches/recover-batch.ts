@@ -94,6 +94,7 @@ export async function recoverBatch(options: RecoverBatchOptions): Promise<Recove
       rowNumber: row.rowNumber,
       reference: row.instruction.reference,
       attempt: row.attempt,
+      fileKey: meta.fileKey,
     });
     const payment = paymentOfRow(byRow.get(rowMetadataValue(row.rowKey)) ?? [], externalId);
     if (payment) {
@@ -113,6 +114,7 @@ export async function recoverBatch(options: RecoverBatchOptions): Promise<Recove
           rowNumber: row.rowNumber,
           reference: row.instruction.reference,
           attempt: row.attempt,
+          fileKey: meta.fileKey,
         });
         const page = await client.payments.list({ externalId, limit: 1 });
         const payment = page.data[0];

@@ -6,7 +6,12 @@
  */
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
-import { luaAdoptableFromErrorTable, luaRankTable, RETRYABLE_ROW_STATES } from "./row-state.js";
+import {
+  luaAdoptableFromErrorTable,
+  luaGiveUpTable,
+  luaRankTable,
+  RETRYABLE_ROW_STATES,
+} from "./row-state.js";
 
 export interface LuaScript {
   name: string;
@@ -47,7 +52,8 @@ end`;
 
 /**
  * Records rows that are not recorded yet (a resumed submission never resets a row that moved on).
- * KEYS: counts, totals, row hash 1..n. ARGV: now, then per row: currency, amount. Returns rows created.
+ * KEYS: counts, totals, row hash 1..n. ARGV: now, then per row: currency, amount, attempt (1, or the
+ * attempt of an operator's correction when a batch is rebuilt from its archive). Returns rows created.
  */
 export const INIT_ROWS = script(
   "initRows",
@@ -57,11 +63,12 @@ local created = 0
 for i = 3, #KEYS do
   local key = KEYS[i]
   if redis.call('EXISTS', key) == 0 then
-    local currency = ARGV[2 + (i - 3) * 2]
-    local amount = ARGV[3 + (i - 3) * 2]
-    redis.call('HSET', key, 'state', 'queued', 'attempt', '1', 'requoteGeneration', '0',
+    local currency = ARGV[2 + (i - 3) * 3]
+    local amount = ARGV[3 + (i - 3) * 3]
+    local attempt = ARGV[4 + (i - 3) * 3]
+    redis.call('HSET', key, 'state', 'queued', 'attempt', attempt, 'requoteGeneration', '0',
       'currency', currency, 'amount', amount, 'updatedAt', now,
-      'history', history_line(now, nil, 'queued', '1', '"recorded"'))
+      'history', history_line(now, nil, 'queued', attempt, '"recorded"'))
     redis.call('HINCRBY', KEYS[1], 'queued', 1)
     redis.call('HINCRBY', KEYS[2], 'queued|' .. currency, tonumber(amount))
     created = created + 1
@@ -73,22 +80,31 @@ return created
 
 /**
  * Changes a row: optionally its state (forward only), and fields. An empty field value deletes it.
- * KEYS: row, counts, totals[, open index]. ARGV: expected attempt ('' = any), target state ('' = keep), now,
- * note (JSON string or 'null'), then field/value pairs.
+ * KEYS: row, counts, totals[, open index]. ARGV: expected attempt ('' = any), target state ('' = keep),
+ * now, note (JSON string or 'null'), number of conditions n, then n pairs (field, value the caller
+ * read; '' = the field was absent), then field/value pairs to write.
  * Returns {outcome, state before, attempt}: outcome is ok | missing | stale | terminal | refused |
- * outdated (the `paymentUpdatedAt` field, when given, is older than the stored one).
+ * outdated (the `paymentUpdatedAt` field, when given, is older than the stored one) | changed (a
+ * condition field no longer holds what the caller read: another run wrote it meanwhile).
  */
 export const TRANSITION_ROW = script(
   "transitionRow",
   `${HISTORY_LINE}
 local rank = ${luaRankTable()}
 local adoptable = ${luaAdoptableFromErrorTable()}
+local giveUp = ${luaGiveUpTable()}
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing', '', ''} end
 local cur = redis.call('HGET', KEYS[1], 'state')
 local att = redis.call('HGET', KEYS[1], 'attempt')
 if ARGV[1] ~= '' and ARGV[1] ~= att then return {'stale', cur, att} end
+local conditions = tonumber(ARGV[5])
+for i = 6, 5 + conditions * 2, 2 do
+  local now_value = redis.call('HGET', KEYS[1], ARGV[i]) or ''
+  if now_value ~= ARGV[i + 1] then return {'changed', cur, att} end
+end
+local first = 6 + conditions * 2
 -- A payment snapshot older than the one already applied changes nothing (ISO times compare as text).
-for i = 5, #ARGV, 2 do
+for i = first, #ARGV, 2 do
   if ARGV[i] == 'paymentUpdatedAt' and ARGV[i + 1] ~= '' then
     local seen = redis.call('HGET', KEYS[1], 'paymentUpdatedAt')
     if seen and ARGV[i + 1] < seen then return {'outdated', cur, att} end
@@ -103,10 +119,12 @@ if not changes then
   to = cur
 else
   local allowed
-  if cur == 'error' then allowed = adoptable[to] == true else allowed = rank[to] ~= nil and rank[to] > rank[cur] end
+  if cur == 'error' then allowed = adoptable[to] == true
+  elseif giveUp[to] then allowed = cur == 'queued'
+  else allowed = rank[to] ~= nil and rank[to] > rank[cur] end
   if not allowed then return {'refused', cur, att} end
 end
-for i = 5, #ARGV, 2 do
+for i = first, #ARGV, 2 do
   if ARGV[i + 1] == '' then
     redis.call('HDEL', KEYS[1], ARGV[i])
   else
@@ -132,13 +150,43 @@ return {'ok', cur, att}
 `,
 );
 
+/**
+ * The send fence (issue 13, point 1): checked atomically right before a POST /payments goes out. The
+ * run may send only while the row is still `queued` without a payment, on the attempt and requote
+ * generation the run built its body for, with the body hash on record that the run computed (when one
+ * is recorded), and while the run still holds its job's lock (a stalled run whose job another worker
+ * took has lost it). On success the send time is recorded (`lastSentAt`, ms) with the time until
+ * which the request may still reach the service (`inDoubtUntil`: the send time plus the sender's
+ * request time-outs and a margin); an operator retry of an `error` row waits until then.
+ * KEYS: row[, job lock]. ARGV: attempt, generation, body hash ('' = none recorded for this body),
+ * now (ms), in doubt until (ms)[, lock token]. Returns {outcome, state, attempt}: ok | missing | stale | done | requoted |
+ * body-changed | lock-lost.
+ */
+export const FENCE_SEND = script(
+  "fenceSend",
+  `
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing', '', ''} end
+local row = redis.call('HMGET', KEYS[1], 'state', 'attempt', 'paymentId', 'requoteGeneration', 'sentBodyHash', 'sentGeneration')
+local cur, att = row[1], row[2]
+if att ~= ARGV[1] then return {'stale', cur, att} end
+if cur ~= 'queued' or row[3] then return {'done', cur, att} end
+if (row[4] or '0') ~= ARGV[2] then return {'requoted', cur, att} end
+if ARGV[3] ~= '' and (row[5] ~= ARGV[3] or row[6] ~= ARGV[2]) then return {'body-changed', cur, att} end
+if KEYS[2] and redis.call('GET', KEYS[2]) ~= ARGV[6] then return {'lock-lost', cur, att} end
+redis.call('HSET', KEYS[1], 'lastSentAt', ARGV[4], 'inDoubtUntil', ARGV[5])
+return {'ok', cur, att}
+`,
+);
+
 const RETRYABLE_LUA = `{${RETRYABLE_ROW_STATES.map((s) => `["${s}"]=true`).join(",")}}`;
 
 /**
  * An operator retry: a new attempt of a failed, canceled, rejected or errored row. Clears everything
  * that belonged to the previous attempt. KEYS: row, counts, totals[, static rows hash]. ARGV: expected
- * attempt, now, note[, row key, corrected static JSON, corrected currency, corrected amount].
- * Returns {outcome, state before, new attempt}: outcome is ok | missing | stale | refused.
+ * attempt, now, note, now in ms ('' = no check)[, row key, corrected static JSON, corrected
+ * currency, corrected amount].
+ * Returns {outcome, state before, new attempt}: outcome is ok | missing | stale | refused | in-doubt
+ * (an `error` row whose last request may still reach the service: it may still pay, issue 13 point 2).
  */
 export const START_NEW_ATTEMPT = script(
   "startNewAttempt",
@@ -154,6 +202,10 @@ if redis.call('HGET', KEYS[1], 'errorCode') == 'REFERENCE_REUSED' then return {'
 -- Canceled because its batch was rejected or expired unapproved: a retry would pay what nobody approved.
 local code = redis.call('HGET', KEYS[1], 'errorCode')
 if code == 'APPROVAL_REJECTED' or code == 'APPROVAL_EXPIRED' then return {'refused', cur, att} end
+if cur == 'error' and ARGV[4] ~= '' then
+  local until_ms = redis.call('HGET', KEYS[1], 'inDoubtUntil')
+  if until_ms and tonumber(until_ms) > tonumber(ARGV[4]) then return {'in-doubt', cur, att} end
+end
 local next = tostring(tonumber(att) + 1)
 local now = ARGV[2]
 local oldCurrency = redis.call('HGET', KEYS[1], 'currency')
@@ -162,11 +214,11 @@ local currency, amount = oldCurrency, oldAmount
 redis.call('HDEL', KEYS[1], 'paymentId', 'paymentStatus', 'debitUsd', 'fxRate', 'quote', 'sentBodyHash',
   'sentGeneration', 'errorCode', 'errorMessage', 'fees', 'paymentUpdatedAt')
 redis.call('HSET', KEYS[1], 'state', 'queued', 'attempt', next, 'requoteGeneration', '0', 'updatedAt', now)
-if #ARGV >= 7 then
+if #ARGV >= 8 then
   -- An operator's correction: the row's static record and the amount its totals count are replaced.
-  currency, amount = ARGV[6], tonumber(ARGV[7])
-  redis.call('HSET', KEYS[1], 'currency', currency, 'amount', ARGV[7])
-  redis.call('HSET', KEYS[4], ARGV[4], ARGV[5])
+  currency, amount = ARGV[7], tonumber(ARGV[8])
+  redis.call('HSET', KEYS[1], 'currency', currency, 'amount', ARGV[8])
+  redis.call('HSET', KEYS[4], ARGV[5], ARGV[6])
 end
 redis.call('HINCRBY', KEYS[2], cur, -1)
 redis.call('HINCRBY', KEYS[2], 'queued', 1)

@@ -5,7 +5,8 @@
  *      └──────────────────────────────────▶ rejected | error
  *
  * `completed`, `failed`, `canceled`, `rejected` and `error` are terminal: only an operator retry (a new
- * attempt) leaves them. One exception keeps the ledger in charge (DESIGN rule 3): a row in `error`
+ * attempt) leaves them. `rejected` and `error` (a run giving up) are entered from `queued` only: a row
+ * that reached a payment's state never goes back to "not paid" or "unknown". One exception keeps the ledger in charge (DESIGN rule 3): a row in `error`
  * (we gave up without knowing the outcome) may still learn from the service that its payment exists,
  * and then moves to that payment's state. `invalid` rows never enter the pipeline; they are recorded
  * for the result file only.
@@ -34,6 +35,13 @@ export const TERMINAL_ROW_STATES: readonly RowState[] = [
   "rejected",
   "error",
 ];
+
+/**
+ * States a run of the payment job writes when it gives up on an attempt. They may only replace
+ * `queued`: once reconciliation (or an adoption) moved a row to a payment's state, a late `error` or
+ * `rejected` from a run that timed out would hide a payment that exists (issue 13, point 3).
+ */
+export const GIVE_UP_ROW_STATES: readonly RowState[] = ["rejected", "error"];
 
 /** States an operator retry may start a new attempt from (never in-flight or paid rows). */
 export const RETRYABLE_ROW_STATES: readonly RowState[] = ["failed", "canceled", "rejected", "error"];
@@ -70,6 +78,7 @@ export function isTerminalRowState(state: RowState): boolean {
 export function canTransition(from: RowState, to: RowState): boolean {
   if (from === to) return false;
   if (from === "error") return ADOPTABLE_FROM_ERROR.includes(to);
+  if (GIVE_UP_ROW_STATES.includes(to)) return from === "queued";
   return RANK[to] > RANK[from];
 }
 
@@ -92,6 +101,10 @@ export function rowStateForPayment(status: PaymentStatus): RowState {
 /** Lua table literal of the ranks, so the script and this module cannot disagree. */
 export function luaRankTable(): string {
   return `{${ROW_STATES.map((s) => `["${s}"]=${RANK[s]}`).join(",")}}`;
+}
+
+export function luaGiveUpTable(): string {
+  return `{${GIVE_UP_ROW_STATES.map((s) => `["${s}"]=true`).join(",")}}`;
 }
 
 export function luaAdoptableFromErrorTable(): string {

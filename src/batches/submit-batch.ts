@@ -1,24 +1,33 @@
 /**
  * Submitting a batch, resumably (DESIGN rule 1, last sentence):
  *
- *   1. archive the instructions (the intent) on disk;
- *   2. claim the file's sha256, ask the approval gate whether the batch must wait, and record the batch
- *      (incomplete);
- *   3. record every row (`queued`, attempt 1) in chunks;
- *   4. enqueue one job per `queued` row (job id = the row's Idempotency-Key) in chunks, unless the batch
+ *   1. check the file was not accepted before: in Redis, and in the archive on disk (which outlives a
+ *      loss of Redis);
+ *   2. archive the instructions (the intent) on disk;
+ *   3. claim the file's sha256 in Redis, then on disk, ask the approval gate whether the batch must
+ *      wait, and record the batch (incomplete);
+ *   4. record every row (`queued`, attempt 1) in chunks;
+ *   5. enqueue one job per `queued` row (job id = the row's Idempotency-Key) in chunks, unless the batch
  *      waits for approval (then its rows are queued when it is approved: src/approvals);
- *   5. mark the batch `enqueueComplete`.
+ *   6. mark the batch `enqueueComplete`.
  *
- * A crash anywhere leaves a batch that {@link resumeBatch} finishes, when the same file comes again or
- * a worker starts: re-recording skips rows that exist, re-adding a job id that exists is a no-op in
- * BullMQ, and rows already past `queued` are never enqueued again. Never a second batch.
+ * A crash anywhere leaves a batch that {@link resumeBatch} finishes from its archived intent (never
+ * from a new reading of the file), when the same file comes again or a worker starts: re-recording
+ * skips rows that exist, re-adding a job id that exists is a no-op in BullMQ, and rows already past
+ * `queued` are never enqueued again. Never a second batch.
  */
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { idempotencyKeyFor } from "../row-identity/index.js";
+import { fileKeyFor, idempotencyKeyFor } from "../row-identity/index.js";
 import type { BatchStore } from "./batch-store.js";
 import { ROW_CHUNK } from "./batch-store.js";
-import { archivePathFor, readInstructionArchive, writeInstructionArchive } from "./instruction-archive.js";
+import {
+  archivedBatchForFile,
+  archivePathFor,
+  readInstructionArchive,
+  recordArchivedFile,
+  writeInstructionArchive,
+} from "./instruction-archive.js";
 import type { BatchRecord, InvalidRowInput, SheetLayout, SubmittedInstruction } from "./types.js";
 
 /** One job to add: the job data is only the row's coordinates; the worker reads the rest from Redis. */
@@ -57,9 +66,19 @@ export interface SubmissionGate {
 export class DuplicateFileError extends Error {
   override readonly name = "DuplicateFileError";
   readonly code = "DUPLICATE_FILE";
-  constructor(readonly existingBatchId: string) {
+  /**
+   * @param lostFromRedis the archive on disk knows the batch but Redis does not (Redis lost it, or
+   *   its submission was cut before the batch was recorded): `payouts recover` rebuilds it.
+   */
+  constructor(
+    readonly existingBatchId: string,
+    readonly lostFromRedis = false,
+  ) {
     super(
-      `this file was already submitted as batch ${existingBatchId}; submit it again only with --allow-duplicate-file`,
+      lostFromRedis
+        ? `this file was already submitted as batch ${existingBatchId} (its archive says so, but Redis no longer has it: ` +
+            `run \`payouts recover ${existingBatchId}\` to rebuild it from the archive and the ledger; nothing is paid twice)`
+        : `this file was already submitted as batch ${existingBatchId}; submit it again only with --allow-duplicate-file`,
     );
   }
 }
@@ -124,8 +143,9 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
   const instructions = await collect(options.instructions);
   const invalidRows = options.invalidRows ?? [];
   const gate = options.gate;
+  // Resuming finishes the earlier batch from ITS archive: what was accepted then, not this reading.
   const finishEarlier = async (earlier: BatchRecord): Promise<SubmitBatchResult> => {
-    const enqueued = await resumeBatch(store, enqueuer, earlier.id, instructions, gate);
+    const enqueued = await resumeBatch(store, enqueuer, earlier.id, gate);
     return {
       batchId: earlier.id,
       resumed: true,
@@ -140,12 +160,13 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
   const submitted = async (b: BatchRecord) =>
     b.enqueueComplete || (b.rowsRecorded && (await isHeld(b.id, gate)));
 
-  const earlierId = await store.batchIdForFile(options.fileSha256);
-  if (earlierId !== undefined) {
-    const earlier = await store.getBatch(earlierId);
+  const earlier = await earlierSubmission(store, options.dataDir, options.fileSha256);
+  if (earlier?.batch) {
     // The same file again while its first submission is unfinished: finish that one, never a second.
-    if (earlier && !(await submitted(earlier))) return finishEarlier(earlier);
-    if (earlier && !options.allowDuplicateFile) throw new DuplicateFileError(earlierId);
+    if (!(await submitted(earlier.batch))) return finishEarlier(earlier.batch);
+    if (!options.allowDuplicateFile) throw new DuplicateFileError(earlier.id);
+  } else if (earlier && !options.allowDuplicateFile) {
+    throw new DuplicateFileError(earlier.id, true);
   }
 
   const batchId = options.batchId ?? newBatchId(now());
@@ -154,6 +175,7 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
   const batch: BatchRecord = {
     id: batchId,
     fileSha256: options.fileSha256,
+    fileKey: fileKeyFor(options.fileSha256),
     sourceName: options.sourceName,
     entityId: options.entityId,
     createdAt,
@@ -169,6 +191,7 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
     batch: {
       id: batchId,
       fileSha256: batch.fileSha256,
+      fileKey: batch.fileKey,
       sourceName: batch.sourceName,
       entityId: batch.entityId,
       createdAt,
@@ -190,6 +213,7 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
     }
     await store.claimFile(options.fileSha256, batchId, true);
   }
+  await recordArchivedFile(options.dataDir, options.fileSha256, batchId);
   // The one approval check of the submission path: decided before the batch is recorded, so every
   // later step (and every resume of it) knows whether its rows may be queued.
   const held =
@@ -247,6 +271,23 @@ function totalsOf(instructions: readonly SubmittedInstruction[]): Record<string,
   return totals;
 }
 
+/**
+ * The batch a file's content was accepted as before, by Redis or else by the archive on disk, with
+ * its record when Redis still has it.
+ */
+async function earlierSubmission(
+  store: BatchStore,
+  dataDir: string,
+  fileSha256: string,
+): Promise<{ id: string; batch: BatchRecord | undefined } | undefined> {
+  const inRedis = await store.batchIdForFile(fileSha256);
+  const batch = inRedis === undefined ? undefined : await store.getBatch(inRedis);
+  if (inRedis !== undefined && batch) return { id: inRedis, batch };
+  const onDisk = await archivedBatchForFile(dataDir, fileSha256);
+  if (onDisk === undefined) return undefined;
+  return { id: onDisk, batch: await store.getBatch(onDisk) };
+}
+
 /** How long a claim's batch record may take to appear before the claim counts as abandoned. */
 const CLAIM_RECORD_WAIT_MS = 5_000;
 
@@ -297,31 +338,25 @@ async function enqueueRows(
 }
 
 /**
- * Finishes an interrupted submission: records missing rows (from `instructions`, else from the
- * batch's archive), enqueues every row still `queued`, and marks the batch complete. Returns the
- * number of jobs handed to the queue. Safe to run any number of times, concurrently too. A batch the
- * gate holds gets its rows recorded only (src/approvals queues or cancels them once it is decided).
+ * Finishes an interrupted submission: records missing rows from the batch's archive (the intent as it
+ * was accepted: issue 13, point 4), enqueues every row still `queued`, and marks the batch complete.
+ * Returns the number of jobs handed to the queue. Safe to run any number of times, concurrently too.
+ * A batch the gate holds gets its rows recorded only (src/approvals queues or cancels them once it
+ * is decided).
  */
 export async function resumeBatch(
   store: BatchStore,
   enqueuer: RowEnqueuer,
   batchId: string,
-  instructions?: readonly SubmittedInstruction[],
   gate?: SubmissionGate,
 ): Promise<number> {
   const batch = await store.getBatch(batchId);
   if (!batch) throw new Error(`batch ${batchId} is not recorded`);
   if (!batch.rowsRecorded) {
-    let rows = instructions;
-    let invalid: readonly InvalidRowInput[] = [];
-    if (!rows) {
-      if (!batch.archivePath) throw new Error(`batch ${batchId} has no archive to finish its rows from`);
-      const archived = await readInstructionArchive(batch.archivePath);
-      rows = archived.instructions;
-      invalid = archived.invalidRows;
-    }
-    await store.recordInvalidRows(batchId, invalid);
-    await store.recordRows(batchId, rows);
+    if (!batch.archivePath) throw new Error(`batch ${batchId} has no archive to finish its rows from`);
+    const archived = await readInstructionArchive(batch.archivePath);
+    await store.recordInvalidRows(batchId, archived.invalidRows);
+    await store.recordRows(batchId, archived.instructions);
     await store.markRowsRecorded(batchId);
   }
   if (await isHeld(batchId, gate)) return 0;
@@ -359,7 +394,7 @@ export async function resumeIncompleteBatches(
   for (const batchId of await store.incompleteBatchIds()) {
     const batch = await store.getBatch(batchId);
     if (!batch) continue;
-    await resumeBatch(store, enqueuer, batchId, undefined, gate);
+    await resumeBatch(store, enqueuer, batchId, gate);
     if (!(await isHeld(batchId, gate))) finished.push(batchId);
   }
   return finished;

@@ -13,6 +13,11 @@ export interface BatchRecord {
   id: string;
   /** sha256 (hex) of the submitted file's bytes. */
   fileSha256: string;
+  /**
+   * The identity of rows without a reference (`row-identity`'s fileKeyFor): taken from the file's
+   * content, so a second batch of the same file cannot pay them again. Absent on older batches.
+   */
+  fileKey?: string | undefined;
   /** The sheet's file name as submitted (for people; not an identity). */
   sourceName: string;
   /** The entity the batch pays for (`ent_...` or `me`); part of every Idempotency-Key. */
@@ -76,8 +81,12 @@ export interface RowHistoryEntry {
  */
 export type SourceValues = Record<string, string | number>;
 
-/** What submitBatch receives per valid row: the instruction, and optionally its original cells. */
-export type SubmittedInstruction = PayoutInstruction & { source?: SourceValues };
+/**
+ * What submitBatch receives per valid row: the instruction, and optionally its original cells. A row
+ * read back from an archive that holds an operator's correction also carries the attempt that
+ * correction started, so a rebuilt row continues from it.
+ */
+export type SubmittedInstruction = PayoutInstruction & { source?: SourceValues; attempt?: number };
 
 export interface InvalidRowProblem {
   column?: string | undefined;
@@ -115,6 +124,10 @@ export interface RowRecord {
   /** sha256 of the body last (possibly) sent, and the generation (key) it was sent under. */
   sentBodyHash: string | undefined;
   sentGeneration: number | undefined;
+  /** When (ms) a request of this row last passed the send fence: it may have gone out then. */
+  lastSentAt?: number | undefined;
+  /** Until when (ms) that request may still reach the service: a new attempt waits until then. */
+  inDoubtUntil?: number | undefined;
   errorCode: string | undefined;
   errorMessage: string | undefined;
   updatedAt: string;

@@ -274,25 +274,6 @@ export function isTransportRetryable(err: unknown): boolean {
   return err instanceof PayoutsApiConnectionError && err.transient;
 }
 
-/** True for a 429 answer. */
-export function isRateLimited(err: unknown): err is PayoutsApiError {
-  return err instanceof PayoutsApiError && err.status === 429;
-}
-
-/**
- * True when the failure is final for this attempt: a 4xx the request itself caused (validation,
- * not found, duplicate, auth) or a response that does not match the wire types. Transport failures,
- * 429, 5xx and `IDEMPOTENCY_KEY_IN_PROGRESS` are not final: the same request may succeed later.
- */
-export function isFinalError(err: unknown): boolean {
-  if (!(err instanceof PayoutsApiError)) return false;
-  if (err instanceof PayoutsApiConnectionError) return !err.transient;
-  if (err.code === "INVALID_RESPONSE") return true;
-  if (err.status === 429 || err.status >= 500) return false;
-  if (err.status === 409 && err.code === "IDEMPOTENCY_KEY_IN_PROGRESS") return false;
-  return err.status >= 400 && err.status < 500;
-}
-
 /**
  * Removes known secret values from an error's message, details and stack, in place. The client runs
  * every error through this before throwing, because a server may echo a key back in its message.

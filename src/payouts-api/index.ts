@@ -8,8 +8,6 @@ export {
 export {
   CONNECTION_ERROR_TYPE,
   errorFromResponse,
-  isFinalError,
-  isRateLimited,
   isTransportRetryable,
   PayoutsApiAuthenticationError,
   PayoutsApiAuthorizationError,
@@ -33,11 +31,19 @@ export type { PaymentCreateOptions } from "./resources/payments.js";
 export type { ReadOptions, WriteOptions } from "./resources/resource-context.js";
 export {
   backoffDelayMs,
+  classifyFailure,
   DEFAULT_RETRY_OPTIONS,
   decideRetry,
+  endsRowOnLastTry,
+  type FailureKind,
+  isFinalError,
+  isFinalForRow,
+  isRateLimited,
+  REQUEST_WINDOW_MARGIN_MS,
   type RetryDecision,
   type RetryOptions,
   type RetryReason,
+  requestWindowMs,
   retryReasonOf,
 } from "./retry-policy.js";
 export {

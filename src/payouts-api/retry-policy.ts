@@ -41,20 +41,103 @@ export type RetryDecision =
       reason: "not-retryable" | "attempts-exhausted" | "retry-after-too-long";
     };
 
+/**
+ * What a failed call to the service means: THE classification every retry rule is derived from
+ * (the client's own retries here, `isFinalError`, the payment job's `isFinalForRow` and its give-up
+ * rule in pipeline/payment-outcome.ts).
+ *
+ * - `transient`: the same request may succeed if sent again (connection reset or refused, time-out,
+ *   5xx, 409 `IDEMPOTENCY_KEY_IN_PROGRESS`). Retried with the same key and body.
+ * - `rate-limited`: 429. Retried after the wait the service asked for; a queue pauses instead, and the
+ *   wait never uses up one of a job's tries.
+ * - `shutdown`: our own `close()` or abort cut the call (`CLIENT_CLOSED`, `ABORTED`). Nothing is known
+ *   about the request; the job is handed back to run again under the same key, never marked.
+ * - `outcome-unknown`: final by status, yet not the row's fault and the payment may exist: an unknown
+ *   API key (401), an answer we could not read (`INVALID_RESPONSE`), a duplicate `externalId` whose
+ *   payment the look-up did not show yet, a connection failure that is not transient. A job retries
+ *   these; on its last try the row becomes `error` ("we do not know"), never `rejected`.
+ * - `row`: any other 4xx: the request itself is wrong. Final for this attempt: the row is `rejected`.
+ */
+export type FailureKind = "transient" | "rate-limited" | "shutdown" | "outcome-unknown" | "row";
+
+/** Our own close or abort of the client: the request's fate is unknown, and nobody's fault. */
+const SHUTDOWN_CODES: ReadonlySet<string> = new Set(["CLIENT_CLOSED", "ABORTED"]);
+
+/** The {@link FailureKind} of an error from the client; anything that is not an API error is `transient`. */
+export function classifyFailure(error: unknown): FailureKind {
+  if (error instanceof PayoutsApiConnectionError) {
+    if (SHUTDOWN_CODES.has(error.code)) return "shutdown";
+    return error.transient ? "transient" : "outcome-unknown";
+  }
+  if (!(error instanceof PayoutsApiError)) return "transient";
+  if (error.code === "INVALID_RESPONSE") return "outcome-unknown";
+  if (error.status === 429) return "rate-limited";
+  if (error.status >= 500) return "transient";
+  if (error.status === 409 && error.code === "IDEMPOTENCY_KEY_IN_PROGRESS") return "transient";
+  if (error.status === 401) return "outcome-unknown";
+  // The service says a payment with our externalId exists but the look-up did not show it yet: it may
+  // be our own, still committing. Rejecting would hide a payment that exists.
+  if (error.code === "DUPLICATE_EXTERNAL_ID") return "outcome-unknown";
+  if (error.status >= 400 && error.status < 500) return "row";
+  return "outcome-unknown";
+}
+
+/** True for a 429 answer. */
+export function isRateLimited(err: unknown): err is PayoutsApiError {
+  return err instanceof PayoutsApiError && classifyFailure(err) === "rate-limited";
+}
+
+/**
+ * True when sending the same request again cannot help: a 4xx the request caused, a response that
+ * does not match the wire types, or a connection failure that is not transient (our own close
+ * included). Transport failures, 429, 5xx and `IDEMPOTENCY_KEY_IN_PROGRESS` are not final.
+ */
+export function isFinalError(err: unknown): boolean {
+  if (!(err instanceof PayoutsApiError)) return false;
+  const kind = classifyFailure(err);
+  return kind !== "transient" && kind !== "rate-limited";
+}
+
+/** True when the failure is the row's own fault: final for this attempt, the row is `rejected`. */
+export function isFinalForRow(err: unknown): boolean {
+  return err instanceof PayoutsApiError && classifyFailure(err) === "row";
+}
+
+/**
+ * The payment job's give-up rule: on its last try, a failure of these kinds marks the row `error`
+ * (outcome unknown). A 429 never ends a row (it uses no try); a shutdown hands the job back.
+ */
+export function endsRowOnLastTry(err: unknown): boolean {
+  const kind = classifyFailure(err);
+  return kind === "transient" || kind === "outcome-unknown";
+}
+
 /** Why an error may be retried, or undefined when it must not be. */
 export function retryReasonOf(error: unknown): RetryReason | undefined {
-  if (error instanceof PayoutsApiConnectionError) {
-    if (!error.transient) return undefined;
-    return error.timedOut ? "timeout" : "transport";
-  }
   if (!(error instanceof PayoutsApiError)) return undefined;
-  if (error.code === "INVALID_RESPONSE") return undefined;
-  if (error.status === 429) return "rate-limited";
+  const kind = classifyFailure(error);
+  if (kind === "rate-limited") return "rate-limited";
+  if (kind !== "transient") return undefined;
+  if (error instanceof PayoutsApiConnectionError) return error.timedOut ? "timeout" : "transport";
   if (error.status >= 500) return "server-error";
-  if (error.status === 409 && error.code === "IDEMPOTENCY_KEY_IN_PROGRESS") {
-    return "idempotency-key-in-progress";
-  }
-  return undefined;
+  return "idempotency-key-in-progress";
+}
+
+/** Added to a request's worst-case lifetime before its outcome counts as settled (clock skew, queues). */
+export const REQUEST_WINDOW_MARGIN_MS = 5_000;
+
+/**
+ * How long after a call starts its request may still reach the service: every try's time-out, the
+ * backoff between tries, and a margin. An `error` row gets no new attempt before this has passed
+ * since its last send (issue 13, point 2): until then, a request of the earlier attempt may still pay.
+ */
+export function requestWindowMs(
+  timeoutMs: number,
+  retry: Pick<RetryOptions, "maxAttempts" | "maxDelayMs">,
+): number {
+  return (
+    timeoutMs * retry.maxAttempts + retry.maxDelayMs * (retry.maxAttempts - 1) + REQUEST_WINDOW_MARGIN_MS
+  );
 }
 
 /** Full-jitter backoff: uniform in [0, min(maxDelayMs, baseDelayMs * 2^(retryNumber-1))). */

@@ -2,6 +2,8 @@
 export { bodyHash, needsFxQuote, paymentBodyFor } from "./payment-body.js";
 export {
   createPaymentProcessor,
+  HandBackError,
+  type JobRun,
   type PaymentProcessor,
   type PaymentProcessorOptions,
   type ProcessResult,
@@ -32,6 +34,9 @@ export {
   type PaymentServiceOptions,
   type Pipeline,
   type PipelineSettings,
+  shutdownBudget,
   startPaymentService,
   submitToPipeline,
+  WORKER_CLIENT_RETRY,
+  workerSendWindowMs,
 } from "./pipeline-runtime.js";

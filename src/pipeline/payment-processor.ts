@@ -1,63 +1,85 @@
 /**
  * What one payment job does, independent of BullMQ (payment-worker.ts wraps it). Delivery is
- * at-least-once, so every step is safe to repeat:
+ * at-least-once and a stalled run may wake up while another worker runs the same job, so every step is
+ * safe to repeat and every write that shapes a request is fenced:
  *
- *   1. read the row; a row that is terminal, has a payment, or moved to another attempt is done; on
- *      an operator retry (attempt > 1) a live payment of an earlier attempt is adopted, not repeated;
- *   2. FX row: quote (with its purpose) and STORE the quote before using it; a stored quote that
- *      expired before it was ever sent is replaced; once a body may have been sent under a key, that
- *      key is only ever sent with that same body (the body's hash is stored before sending);
- *   3. attachment files are uploaded once per batch (the `att_` id is stored on the batch);
- *   4. POST /payments under the row's Idempotency-Key, then record the outcome (DESIGN rule 4):
- *      - success → the payment's state; a replayed or looked-up payment of ours is adopted;
- *      - 409 DUPLICATE_EXTERNAL_ID → look the payment up: ours (metadata names batch and row) is
- *        adopted, anyone else's rejects the row as REFERENCE_REUSED naming that payment;
- *      - FX_QUOTE_INVALID / IDEMPOTENCY_KEY_REUSED → look up by externalId; only if no payment exists
- *        a new requote generation (new quote, new key) starts; the externalId still guards it;
- *      - another 4xx caused by the row → `rejected` with its code and message (no retry);
- *      - transport faults, 5xx, 429, IDEMPOTENCY_KEY_IN_PROGRESS → thrown for a retry with the same
- *        key and body; on the last try the row becomes `error` with the cause.
+ *   1. `loadRun`: read the row; a row that is terminal, has a payment, or moved to another attempt is
+ *      done;
+ *   2. `adoptEarlierAttempt`: on an operator retry (attempt > 1) a live payment of an earlier attempt
+ *      is adopted, not repeated;
+ *   3. `attachmentIdFor`: attachment files are uploaded once per batch (the `att_` id is stored);
+ *   4. `ensureQuote`: an FX row's quote is STORED before it is used, conditionally on the quote the run
+ *      read (two runs cannot both store one); a stored quote that expired before it was ever sent is
+ *      replaced;
+ *   5. `recordBodyHash`: once a body may be sent under a key, its hash is stored (conditionally too),
+ *      and that key is only ever sent with that same body;
+ *   6. `fenceSend`: right before the request, one Lua script checks atomically that the row is still
+ *      queued on this attempt and requote generation with this body, and that the run still holds its
+ *      job lock; a stalled run that lost its job sends nothing. The send time is recorded;
+ *   7. `send`: POST /payments under the row's Idempotency-Key, then the outcome (see `onCreateFailure`);
+ *   8. `recordFailure`: `rejected` for the row's own 4xx, `error` after the last try of a fault whose
+ *      outcome is unknown, the job handed back (same key) when our own shutdown cut the request. Both
+ *      marks apply only while the row is still `queued`: they never overwrite what reconciliation saw.
+ *
+ * Which failure is which is decided in one place: `classifyFailure` in payouts-api/retry-policy.ts.
  */
-import { readFile } from "node:fs/promises";
-import path from "node:path";
 import {
   adoptPayment,
   type BatchRecord,
   type BatchStore,
   isTerminalRowState,
+  livePaymentOfAttempts,
   type RowRecord,
   referenceReusedMessage,
   type StoredFxQuote,
 } from "../batches/index.js";
-import { isFinalError, isRateLimited, PayoutsApiError, type PayoutsClient } from "../payouts-api/index.js";
+import {
+  classifyFailure,
+  endsRowOnLastTry,
+  isFinalForRow,
+  PayoutsApiError,
+  type PayoutsClient,
+} from "../payouts-api/index.js";
 import type { Payment } from "../payouts-api/wire-types.js";
 import {
-  attachmentKeyFor,
   externalIdFor,
   idempotencyKeyFor,
   MetadataLimitError,
   metadataNamesRow,
   paymentMetadataFor,
 } from "../row-identity/index.js";
+import { createAttachmentUploader } from "./attachment-upload.js";
 import { bodyHash, needsFxQuote, paymentBodyFor } from "./payment-body.js";
 import type { PaymentJobData } from "./payment-queue.js";
+import { RowOutcomeError } from "./row-outcome-error.js";
 
-/** The row must not be sent: it ends `rejected` (or `error` when `state` says so) with this code. */
-export class RowOutcomeError extends Error {
-  override readonly name = "RowOutcomeError";
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly state: "rejected" | "error" = "rejected",
-  ) {
-    super(message);
+export { RowOutcomeError };
+
+/**
+ * Our own shutdown cut the run's request (the client was closed): nothing is known about the request
+ * and it is nobody's fault. The worker hands the job back to run again under the same key, without
+ * using up a try; the row is never marked (issue 13, point 8).
+ */
+export class HandBackError extends Error {
+  override readonly name = "HandBackError";
+  constructor(override readonly cause: unknown) {
+    super(`handed back for a retry under the same key: ${(cause as Error)?.message ?? String(cause)}`);
   }
 }
 
 export type ProcessResult =
   | { outcome: "paid"; paymentId: string; how: "created" | "adopted" }
-  | { outcome: "skipped"; reason: "missing" | "stale" | "done" }
+  /** `fenced`: this run lost its job or the row moved on; another run (or nobody) carries on. */
+  | { outcome: "skipped"; reason: "missing" | "stale" | "done" | "fenced" }
   | { outcome: "rejected" | "error"; code: string };
+
+/** What the worker knows about the run of a job. */
+export interface JobRun {
+  /** Whether a thrown fault will be retried; on the last try the row is marked `error`. */
+  isLastTry: boolean;
+  /** The run's BullMQ job lock (key and token), checked by the send fence. Absent outside BullMQ. */
+  lock?: { key: string; token: string } | undefined;
+}
 
 export interface PaymentProcessorOptions {
   store: BatchStore;
@@ -66,41 +88,43 @@ export interface PaymentProcessorOptions {
   quoteSafetyMs?: number;
   /** New keys after a refused body, per attempt, before the row is rejected. Default 3. */
   maxRequoteGenerations?: number;
+  /**
+   * How long after the send fence a request may still reach the service (the client's time-outs and
+   * in-call retries, plus a margin): recorded on the row, an operator retry of an `error` row waits
+   * until it has passed. Default {@link DEFAULT_SEND_WINDOW_MS}.
+   */
+  sendWindowMs?: number;
   now?: () => number;
+  /**
+   * Test hook: awaited right before the send fence (to stall a run exactly there, as a stopped or
+   * paused process would). Never set in production.
+   */
+  beforeSend?: (row: RowRecord) => Promise<void>;
   logger?: { warn(obj: object, msg?: string): void; debug?(obj: object, msg?: string): void };
 }
 
-const CONTENT_TYPES: Record<string, string> = {
-  ".pdf": "application/pdf",
-  ".png": "image/png",
-  ".jpg": "image/jpeg",
-  ".jpeg": "image/jpeg",
-  ".gif": "image/gif",
-  ".txt": "text/plain",
-  ".csv": "text/csv",
-  ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-};
+/** The send window of the worker's client with the default request time-out (see sendWindowMs). */
+export const DEFAULT_SEND_WINDOW_MS = 36_000;
 
-/**
- * Not caused by the row although final by HTTP status: an unknown API key, an answer we could not
- * read, or a duplicate externalId whose payment the look-up did not show yet (the payment may exist).
- * Those retry and, on the last try, end in `error`, never `rejected`.
- */
-function isFinalForRow(err: PayoutsApiError): boolean {
-  if (!isFinalError(err)) return false;
-  if (err.status === 401) return false;
-  if (err.code === "INVALID_RESPONSE") return false;
-  // The service says a payment with our externalId exists but the look-up did not show it yet: it may
-  // be our own, still committing. Retrying looks again; rejecting would hide a payment that exists.
-  if (err.code === "DUPLICATE_EXTERNAL_ID") return false;
-  return true;
+/** Conditional writes lost to another run before this one re-reads the row and gives up the try. */
+const MAX_REREADS = 5;
+
+/** Everything one run knows about the row it pays. */
+interface RunContext {
+  batch: BatchRecord;
+  row: RowRecord;
+  externalId: string;
+  metadata: Record<string, string>;
+  run: JobRun;
 }
 
 export function createPaymentProcessor(options: PaymentProcessorOptions) {
   const { store, client } = options;
   const quoteSafetyMs = options.quoteSafetyMs ?? 10_000;
   const maxGenerations = options.maxRequoteGenerations ?? 3;
+  const sendWindowMs = options.sendWindowMs ?? DEFAULT_SEND_WINDOW_MS;
   const now = options.now ?? Date.now;
+  const uploadAttachment = createAttachmentUploader({ store, client });
 
   // Batch records are immutable in what the processor reads (id, entity); a small cache saves a read per job.
   const batches = new Map<string, BatchRecord>();
@@ -121,38 +145,57 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
   }
 
   /** Our payment (the metadata names this batch and row) is adopted; anyone else's rejects the row. */
-  async function adoptOrReject(row: RowRecord, externalId: string, payment: Payment): Promise<ProcessResult> {
-    if (metadataNamesRow(payment.metadata, row.batchId, row.rowKey)) {
-      await adoptPayment(store, row, payment, "adopted our earlier payment");
+  async function adoptOrReject(ctx: RunContext, payment: Payment): Promise<ProcessResult> {
+    if (metadataNamesRow(payment.metadata, ctx.row.batchId, ctx.row.rowKey)) {
+      await adoptPayment(store, ctx.row, payment, "adopted our earlier payment");
       return { outcome: "paid", paymentId: payment.id, how: "adopted" };
     }
-    throw new RowOutcomeError("REFERENCE_REUSED", referenceReusedMessage(externalId, payment));
+    throw new RowOutcomeError("REFERENCE_REUSED", referenceReusedMessage(ctx.externalId, payment));
   }
 
-  async function attachmentIdFor(batch: BatchRecord, row: RowRecord): Promise<string | undefined> {
-    const attachment = row.instruction.attachment;
-    if (!attachment) return undefined;
-    if (attachment.kind === "id") return attachment.id;
-    const known = await store.attachmentFor(batch.id, attachment.path);
-    if (known) return known;
-    let content: Buffer;
-    try {
-      content = await readFile(attachment.path);
-    } catch (err) {
-      throw new RowOutcomeError(
-        "ATTACHMENT_UNREADABLE",
-        `attachment file ${path.basename(attachment.path)} cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})`,
-      );
+  /** Step 1: the row and its batch, or why this job has nothing to do. */
+  async function loadRun(
+    data: PaymentJobData,
+  ): Promise<{ batch: BatchRecord; row: RowRecord } | { skipped: ProcessResult }> {
+    const [batch, row] = await Promise.all([batchOf(data.batchId), store.getRow(data.batchId, data.rowKey)]);
+    // A missing batch or row means Redis lost it: `payouts recover` rebuilds and re-enqueues it.
+    if (!batch || !row) return { skipped: { outcome: "skipped", reason: "missing" } };
+    if (row.attempt !== data.attempt) return { skipped: { outcome: "skipped", reason: "stale" } };
+    if (isTerminalRowState(row.state) || row.paymentId) {
+      return { skipped: { outcome: "skipped", reason: "done" } };
     }
-    const uploaded = await client.attachments.create(
-      {
-        fileName: path.basename(attachment.path),
-        contentType: CONTENT_TYPES[path.extname(attachment.path).toLowerCase()] ?? "application/octet-stream",
-        contentBase64: content.toString("base64"),
-      },
-      { idempotencyKey: attachmentKeyFor(batch.entityId, batch.id, attachment.path) },
-    );
-    return store.rememberAttachment(batch.id, attachment.path, uploaded.id);
+    return { batch, row };
+  }
+
+  function contextOf(batch: BatchRecord, row: RowRecord, run: JobRun): RunContext {
+    const externalId = externalIdFor({
+      batchId: batch.id,
+      rowNumber: row.rowNumber,
+      reference: row.instruction.reference,
+      attempt: row.attempt,
+      fileKey: batch.fileKey,
+    });
+    let metadata: Record<string, string>;
+    try {
+      metadata = paymentMetadataFor(
+        { batchId: batch.id, rowKey: row.rowKey, attempt: row.attempt },
+        row.instruction.metadata,
+      );
+    } catch (err) {
+      if (err instanceof MetadataLimitError) throw new RowOutcomeError(err.code, err.message);
+      throw err;
+    }
+    return { batch, row, externalId, metadata, run };
+  }
+
+  /** Step 2: an operator retry of a row whose earlier attempt did pay after all adopts that payment. */
+  async function adoptEarlierAttempt(ctx: RunContext): Promise<ProcessResult | undefined> {
+    if (ctx.row.attempt <= 1) return undefined;
+    const earlier = await livePaymentOfAttempts(client, ctx.batch, ctx.row, ctx.row.attempt - 1);
+    if (!earlier) return undefined;
+    // E.g. it ended in `error` with its response lost: one row, one payment, ever.
+    await adoptPayment(store, ctx.row, earlier, "an earlier attempt's payment exists");
+    return { outcome: "paid", paymentId: earlier.id, how: "adopted" };
   }
 
   async function freshQuote(row: RowRecord, generation: number): Promise<StoredFxQuote> {
@@ -174,180 +217,218 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
     };
   }
 
-  /** A payment of an earlier attempt of this row that is not failed or canceled, if the ledger has one. */
-  async function earlierLivePayment(batch: BatchRecord, row: RowRecord): Promise<Payment | undefined> {
-    for (let attempt = 1; attempt < row.attempt; attempt++) {
-      const externalId = externalIdFor({
-        batchId: batch.id,
-        rowNumber: row.rowNumber,
-        reference: row.instruction.reference,
-        attempt,
-      });
-      const payment = await findByExternalId(externalId);
-      if (
-        payment &&
-        metadataNamesRow(payment.metadata, row.batchId, row.rowKey) &&
-        payment.status !== "failed" &&
-        payment.status !== "canceled"
-      ) {
-        return payment;
-      }
-    }
-    return undefined;
+  /**
+   * Step 4: the quote this key's body uses, stored before use. Returns "changed" when another run
+   * stored one first (the caller re-reads the row and uses that one).
+   */
+  async function ensureQuote(
+    ctx: RunContext,
+    generation: number,
+    sentUnderThisKey: boolean,
+  ): Promise<StoredFxQuote | undefined | "changed"> {
+    const { row } = ctx;
+    const stored = row.quote?.generation === generation ? row.quote : undefined;
+    if (!needsFxQuote(row.instruction) || sentUnderThisKey) return stored;
+    if (stored && Date.parse(stored.expiresAt) - now() >= quoteSafetyMs) return stored;
+    const quote = await freshQuote(row, generation);
+    const written = await store.changeRow(row.batchId, row.rowKey, {
+      expectedAttempt: row.attempt,
+      expect: { quote: row.quote ?? null, requoteGeneration: generation, sentGeneration: row.sentGeneration },
+      fields: { quote },
+      note: stored ? "fx quote expired before sending; quoted again" : "fx quote stored",
+    });
+    if (written.outcome !== "ok") return "changed";
+    ctx.row = { ...row, quote };
+    return quote;
   }
 
-  /** Sends the row's payment; returns the result or throws (RowOutcomeError, or a fault to retry). */
-  async function pay(batch: BatchRecord, initial: RowRecord): Promise<ProcessResult> {
-    let row = initial;
-    const identity = {
-      entityId: batch.entityId,
-      batchId: batch.id,
-      rowKey: row.rowKey,
-      attempt: row.attempt,
-    };
-    const externalId = externalIdFor({
-      batchId: batch.id,
-      rowNumber: row.rowNumber,
-      reference: row.instruction.reference,
-      attempt: row.attempt,
+  /** Step 5: records the hash of a body built from state that can change, before it may be sent. */
+  async function recordBodyHash(ctx: RunContext, hash: string, generation: number): Promise<boolean> {
+    const { row } = ctx;
+    const written = await store.changeRow(row.batchId, row.rowKey, {
+      expectedAttempt: row.attempt,
+      expect: {
+        quote: row.quote ?? null,
+        requoteGeneration: generation,
+        sentBodyHash: row.sentBodyHash ?? null,
+        sentGeneration: row.sentGeneration ?? null,
+      },
+      fields: { sentBodyHash: hash, sentGeneration: generation },
     });
-    let metadata: Record<string, string>;
-    try {
-      metadata = paymentMetadataFor(identity, row.instruction.metadata);
-    } catch (err) {
-      if (err instanceof MetadataLimitError) throw new RowOutcomeError(err.code, err.message);
-      throw err;
-    }
-    if (row.attempt > 1) {
-      const earlier = await earlierLivePayment(batch, row);
-      if (earlier) {
-        // An operator retry of a row whose earlier attempt did pay after all (e.g. it ended in `error`
-        // with its response lost): one row, one payment, ever. Adopt it instead of paying again.
-        await adoptPayment(store, row, earlier, "an earlier attempt's payment exists");
-        return { outcome: "paid", paymentId: earlier.id, how: "adopted" };
-      }
-    }
-    const attachmentId = await attachmentIdFor(batch, row);
+    if (written.outcome !== "ok") return false;
+    ctx.row = { ...row, sentBodyHash: hash, sentGeneration: generation };
+    return true;
+  }
 
-    for (;;) {
+  /** Re-reads the row after another run wrote it; false when it is not this run's to pay any more. */
+  async function reread(ctx: RunContext): Promise<boolean> {
+    const fresh = await store.getRow(ctx.row.batchId, ctx.row.rowKey);
+    if (!fresh || fresh.attempt !== ctx.row.attempt || fresh.state !== "queued" || fresh.paymentId)
+      return false;
+    ctx.row = fresh;
+    return true;
+  }
+
+  /** Steps 4–7 for the row's current key, repeated when a refused body needs a new key. */
+  async function pay(ctx: RunContext): Promise<ProcessResult> {
+    const attachmentId = await uploadAttachment(ctx.batch, ctx.row);
+    for (let rereads = 0; ; ) {
+      const { row } = ctx;
       const generation = row.requoteGeneration;
-      const key = idempotencyKeyFor(identity, generation);
       const sentUnderThisKey = row.sentGeneration === generation && row.sentBodyHash !== undefined;
-      let quote = row.quote?.generation === generation ? row.quote : undefined;
-      if (needsFxQuote(row.instruction) && !sentUnderThisKey) {
-        if (!quote || Date.parse(quote.expiresAt) - now() < quoteSafetyMs) {
-          const replacing = quote !== undefined;
-          quote = await freshQuote(row, generation);
-          const stored = await store.changeRow(row.batchId, row.rowKey, {
-            expectedAttempt: row.attempt,
-            fields: { quote },
-            note: replacing ? "fx quote expired before sending; quoted again" : "fx quote stored",
-          });
-          if (stored.outcome !== "ok") return { outcome: "skipped", reason: "stale" };
-        }
+      const quote = await ensureQuote(ctx, generation, sentUnderThisKey);
+      if (quote === "changed") {
+        if (++rereads > MAX_REREADS || !(await reread(ctx))) return { outcome: "skipped", reason: "fenced" };
+        continue;
       }
       const body = paymentBodyFor(row.instruction, {
-        externalId,
-        metadata,
+        externalId: ctx.externalId,
+        metadata: ctx.metadata,
         attachmentId,
         fxQuoteToken: quote?.quoteToken,
       });
       const hash = bodyHash(body);
-      if (sentUnderThisKey) {
-        if (row.sentBodyHash !== hash) {
-          // Never send a key with a different body: stop and let an operator look.
-          throw new RowOutcomeError(
-            "BODY_CHANGED",
-            "the payment body differs from the one already sent under this row's key; not sent again",
-            "error",
-          );
-        }
-      } else if (quote !== undefined || row.instruction.attachment?.kind === "file") {
-        // Only a body built from state that can change (a quote, an uploaded file's id) needs its hash
-        // on record; any other body is a pure function of the archived instruction, so it cannot
-        // differ under its key, and the write is saved (one Redis round trip per row).
-        const marked = await store.changeRow(row.batchId, row.rowKey, {
-          expectedAttempt: row.attempt,
-          fields: { sentBodyHash: hash, sentGeneration: generation },
-        });
-        if (marked.outcome !== "ok") return { outcome: "skipped", reason: "stale" };
+      // Only a body built from state that can change (a quote, an uploaded file's id) needs its hash
+      // on record; any other body is a pure function of the archived instruction.
+      const hashed = quote !== undefined || row.instruction.attachment?.kind === "file";
+      if (sentUnderThisKey && row.sentBodyHash !== hash) {
+        // Never send a key with a different body: stop and let an operator look.
+        throw new RowOutcomeError(
+          "BODY_CHANGED",
+          "the payment body differs from the one already sent under this row's key; not sent again",
+          "error",
+        );
       }
-
-      let refusal: PayoutsApiError;
-      try {
-        const payment = await client.payments.create(body, { idempotencyKey: key });
-        await adoptPayment(store, row, payment, "payment created");
-        return { outcome: "paid", paymentId: payment.id, how: "created" };
-      } catch (err) {
-        if (!(err instanceof PayoutsApiError)) throw err;
-        if (err.code === "DUPLICATE_EXTERNAL_ID") {
-          const existing = await findByExternalId(externalId);
-          if (!existing) throw err; // the service says it exists; look again on the next try
-          return adoptOrReject(row, externalId, existing);
-        }
-        if (err.code === "INVALID_RESPONSE") {
-          // A 2xx we could not read: the payment may exist. Adopt it if it does, else retry.
-          const existing = await findByExternalId(externalId);
-          if (existing) return adoptOrReject(row, externalId, existing);
-          throw err;
-        }
-        if (err.code !== "FX_QUOTE_INVALID" && err.code !== "IDEMPOTENCY_KEY_REUSED") {
-          if (isFinalForRow(err)) throw new RowOutcomeError(err.code, err.message);
-          throw err;
-        }
-        refusal = err;
+      if (hashed && !sentUnderThisKey && !(await recordBodyHash(ctx, hash, generation))) {
+        if (++rereads > MAX_REREADS || !(await reread(ctx))) return { outcome: "skipped", reason: "fenced" };
+        continue;
       }
-
-      // The key's body was refused for good. A payment under an older key may still exist (its
-      // response lost): only when the ledger shows none may a new key (and quote) be used.
-      const existing = await findByExternalId(externalId);
-      if (existing) return adoptOrReject(row, externalId, existing);
-      if (generation + 1 > maxGenerations) throw new RowOutcomeError(refusal.code, refusal.message);
-      const bumped = await store.changeRow(row.batchId, row.rowKey, {
-        expectedAttempt: row.attempt,
-        fields: { requoteGeneration: generation + 1, quote: null },
-        note: `${refusal.code}: no payment exists; new key (generation ${generation + 1})`,
+      await options.beforeSend?.(ctx.row);
+      const sentAt = now();
+      const fence = await store.fenceSend(row.batchId, row.rowKey, {
+        attempt: row.attempt,
+        requoteGeneration: generation,
+        bodyHash: hashed ? hash : undefined,
+        lock: ctx.run.lock,
+        now: sentAt,
+        inDoubtUntil: sentAt + sendWindowMs,
       });
-      if (bumped.outcome !== "ok") return { outcome: "skipped", reason: "stale" };
-      row = { ...row, requoteGeneration: generation + 1, quote: undefined };
+      if (fence !== "ok") {
+        options.logger?.warn(
+          { batchId: row.batchId, rowKey: row.rowKey, fence },
+          "send fenced off: not sent",
+        );
+        if (
+          (fence === "requoted" || fence === "body-changed") &&
+          ++rereads <= MAX_REREADS &&
+          (await reread(ctx))
+        )
+          continue;
+        return { outcome: "skipped", reason: "fenced" };
+      }
+      const key = idempotencyKeyFor(
+        { entityId: ctx.batch.entityId, batchId: ctx.batch.id, rowKey: row.rowKey, attempt: row.attempt },
+        generation,
+      );
+      const sent = await send(ctx, body, key);
+      if (!("requote" in sent)) return sent;
+      if (!(await startRequote(ctx, generation, sent.requote)))
+        return { outcome: "skipped", reason: "fenced" };
     }
+  }
+
+  /** Step 7: one POST /payments; `requote` (with the refusal) when the key's body was refused for good. */
+  async function send(
+    ctx: RunContext,
+    body: ReturnType<typeof paymentBodyFor>,
+    key: string,
+  ): Promise<ProcessResult | { requote: PayoutsApiError }> {
+    let refusal: PayoutsApiError;
+    try {
+      const payment = await client.payments.create(body, { idempotencyKey: key });
+      await adoptPayment(store, ctx.row, payment, "payment created");
+      return { outcome: "paid", paymentId: payment.id, how: "created" };
+    } catch (err) {
+      if (!(err instanceof PayoutsApiError)) throw err;
+      if (err.code === "DUPLICATE_EXTERNAL_ID") {
+        const existing = await findByExternalId(ctx.externalId);
+        if (!existing) throw err; // the service says it exists; look again on the next try
+        return adoptOrReject(ctx, existing);
+      }
+      if (err.code === "INVALID_RESPONSE") {
+        // A 2xx we could not read: the payment may exist. Adopt it if it does, else retry.
+        const existing = await findByExternalId(ctx.externalId);
+        if (existing) return adoptOrReject(ctx, existing);
+        throw err;
+      }
+      if (err.code !== "FX_QUOTE_INVALID" && err.code !== "IDEMPOTENCY_KEY_REUSED") throw err;
+      refusal = err;
+    }
+    // The key's body was refused for good. A payment under an older key may still exist (its
+    // response lost): only when the ledger shows none may a new key (and quote) be used.
+    const existing = await findByExternalId(ctx.externalId);
+    if (existing) return adoptOrReject(ctx, existing);
+    if (ctx.row.requoteGeneration + 1 > maxGenerations)
+      throw new RowOutcomeError(refusal.code, refusal.message);
+    return { requote: refusal };
+  }
+
+  /** Moves the row to the next requote generation (a new key), conditionally on the one it used. */
+  async function startRequote(
+    ctx: RunContext,
+    generation: number,
+    refusal: PayoutsApiError,
+  ): Promise<boolean> {
+    const bumped = await store.changeRow(ctx.row.batchId, ctx.row.rowKey, {
+      expectedAttempt: ctx.row.attempt,
+      expect: { requoteGeneration: generation },
+      fields: { requoteGeneration: generation + 1, quote: null },
+      note: `${refusal.code}: no payment exists; new key (generation ${generation + 1})`,
+    });
+    if (bumped.outcome !== "ok") return false;
+    ctx.row = { ...ctx.row, requoteGeneration: generation + 1, quote: undefined };
+    return true;
   }
 
   /**
-   * Processes one job. `isLastTry` says whether a thrown fault will be retried; on the last try the
-   * row is marked `error` with the cause before the fault is rethrown.
+   * Step 8: what a failure means for the row. The marks are conditional (the row must still be
+   * `queued` on this attempt): a row reconciliation moved on keeps its state.
    */
-  async function process(data: PaymentJobData, isLastTry: boolean): Promise<ProcessResult> {
-    const [batch, row] = await Promise.all([batchOf(data.batchId), store.getRow(data.batchId, data.rowKey)]);
-    // A missing batch or row means Redis lost it: `payouts recover` rebuilds and re-enqueues it.
-    if (!batch || !row) return { outcome: "skipped", reason: "missing" };
-    if (row.attempt !== data.attempt) return { outcome: "skipped", reason: "stale" };
-    if (isTerminalRowState(row.state) || row.paymentId) return { outcome: "skipped", reason: "done" };
+  async function recordFailure(row: RowRecord, err: unknown, run: JobRun): Promise<ProcessResult> {
+    const outcome =
+      err instanceof RowOutcomeError
+        ? err
+        : isFinalForRow(err)
+          ? new RowOutcomeError((err as PayoutsApiError).code, (err as PayoutsApiError).message)
+          : undefined;
+    if (outcome) {
+      const marked = await store.changeRow(row.batchId, row.rowKey, {
+        expectedAttempt: row.attempt,
+        to: outcome.state,
+        fields: { errorCode: outcome.code, errorMessage: outcome.message },
+        note: `${outcome.state}: ${outcome.code}`,
+      });
+      if (marked.outcome !== "ok") return { outcome: "skipped", reason: "done" };
+      return { outcome: outcome.state, code: outcome.code };
+    }
+    if (classifyFailure(err) === "shutdown") throw new HandBackError(err);
+    if (run.isLastTry && endsRowOnLastTry(err)) await markError(row, err);
+    throw err;
+  }
+
+  /** Processes one job (see the module comment for the steps). */
+  async function process(data: PaymentJobData, run: JobRun): Promise<ProcessResult> {
+    const loaded = await loadRun(data);
+    if ("skipped" in loaded) return loaded.skipped;
     try {
-      try {
-        return await pay(batch, row);
-      } catch (err) {
-        // A quote or an upload the service refuses because of the row (UNSUPPORTED_CURRENCY, ...).
-        if (err instanceof PayoutsApiError && isFinalForRow(err))
-          throw new RowOutcomeError(err.code, err.message);
-        throw err;
-      }
+      const ctx = contextOf(loaded.batch, loaded.row, run);
+      return (await adoptEarlierAttempt(ctx)) ?? (await pay(ctx));
     } catch (err) {
-      if (err instanceof RowOutcomeError) {
-        await store.changeRow(row.batchId, row.rowKey, {
-          expectedAttempt: row.attempt,
-          to: err.state,
-          fields: { errorCode: err.code, errorMessage: err.message },
-          note: `${err.state}: ${err.code}`,
-        });
-        return { outcome: err.state, code: err.code };
-      }
-      // A 429 does not use up a try (the worker pauses the queue instead), so it never ends a row.
-      if (isLastTry && !isRateLimited(err)) await markError(row, err);
-      throw err;
+      return recordFailure(loaded.row, err, run);
     }
   }
 
+  /** Marks the row `error` (outcome unknown), only while it is still `queued` on this attempt. */
   async function markError(
     row: Pick<RowRecord, "batchId" | "rowKey" | "attempt">,
     err: unknown,

@@ -1,13 +1,15 @@
 /**
  * The BullMQ side of the payment worker: concurrency, the global rate limit, 429 handling
  * (`worker.rateLimit` + `Worker.RateLimitError()`), `UnrecoverableError` for rows that must not
- * retry, and a bounded graceful close. The work itself is in payment-processor.ts.
+ * retry, a job handed back (same key, no try used) when shutdown cut its request, and a bounded
+ * graceful close. The work itself is in payment-processor.ts; the run's job lock goes with it to the
+ * send fence.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Job, UnrecoverableError, Worker } from "bullmq";
+import { DelayedError, type Job, UnrecoverableError, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { isRateLimited } from "../payouts-api/index.js";
-import type { PaymentProcessor, ProcessResult } from "./payment-processor.js";
+import { HandBackError, type PaymentProcessor, type ProcessResult } from "./payment-processor.js";
 import { bullPrefix, PAYMENT_QUEUE_NAME, type PaymentJobData } from "./payment-queue.js";
 
 export interface PaymentWorkerLogger {
@@ -34,6 +36,8 @@ export interface PaymentWorkerOptions {
   maxStalledCount?: number;
   /** Wait used after a 429 without Retry-After. Default 1000 ms. */
   defaultRateLimitWaitMs?: number;
+  /** How long a job handed back at shutdown waits before it may run again. Default 1000 ms. */
+  handBackDelayMs?: number;
   logger?: PaymentWorkerLogger;
 }
 
@@ -42,16 +46,24 @@ export function createPaymentWorker(options: PaymentWorkerOptions): Worker<Payme
   const lockDuration = options.lockDurationMs ?? 30_000;
   const worker: Worker<PaymentJobData, ProcessResult> = new Worker<PaymentJobData, ProcessResult>(
     PAYMENT_QUEUE_NAME,
-    async (job: Job<PaymentJobData, ProcessResult>) => {
+    async (job: Job<PaymentJobData, ProcessResult>, token?: string) => {
       const isLastTry = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      const lock = token ? { key: `${job.queueQualifiedName}:${job.id}:lock`, token } : undefined;
       let result: ProcessResult;
       try {
-        result = await processor.process(job.data, isLastTry);
+        result = await processor.process(job.data, { isLastTry, lock });
       } catch (err) {
         if (isRateLimited(err)) {
           // Pause the whole queue for as long as the service asked, without using up a try.
           await worker.rateLimit(err.retryAfterMs ?? options.defaultRateLimitWaitMs ?? 1000);
           throw Worker.RateLimitError();
+        }
+        if (err instanceof HandBackError) {
+          // Shutdown cut the request: the job runs again later under the same key, its try not used up.
+          // Should this move fail too (Redis going away), the lock expires and the job runs again as
+          // a stalled one: either way nothing about the row changes.
+          await job.moveToDelayed(Date.now() + (options.handBackDelayMs ?? 1000), token);
+          throw new DelayedError();
         }
         throw err;
       }
@@ -76,10 +88,12 @@ export function createPaymentWorker(options: PaymentWorkerOptions): Worker<Payme
   worker.on("failed", (job, err) => {
     if (!job) return;
     const exhausted = job.attemptsMade >= (job.opts.attempts ?? 1);
-    const final = exhausted || err.name === "UnrecoverableError" || /stalled/i.test(err.message);
+    // BullMQ's own signal for a job that stalled more often than allowed: it sets the job's deferred
+    // failure and fails it with an UnrecoverableError, without running our processor.
+    const final = exhausted || err instanceof UnrecoverableError || job.deferredFailure !== undefined;
     if (!final) return;
-    // Usually recorded by the processor already (then this is refused as terminal); this catches
-    // jobs BullMQ failed on its own, e.g. one that stalled too often.
+    // Usually recorded by the processor already (then this is refused: the row is no longer
+    // `queued`); this catches jobs BullMQ failed on its own, e.g. one that stalled too often.
     processor.markError(job.data, err).catch((e: unknown) => {
       logger?.error({ err: (e as Error).message, jobId: job.id }, "could not record a failed job on its row");
     });

@@ -20,9 +20,12 @@ import {
 import { loadApprovalPolicy } from "../config/index.js";
 import {
   createPayoutsClient,
+  DEFAULT_TIMEOUT_MS,
   type PayoutsClient,
   type RequestHooks,
   type RequestLimiter,
+  type RetryOptions,
+  requestWindowMs,
 } from "../payouts-api/index.js";
 import { createPaymentProcessor, type ProcessResult } from "./payment-processor.js";
 import {
@@ -68,8 +71,21 @@ export function createWorkerClient(api: {
     ...(api.timeoutMs !== undefined ? { timeoutMs: api.timeoutMs } : {}),
     ...(api.limiter ? { limiter: api.limiter } : {}),
     ...(api.hooks ? { hooks: api.hooks } : {}),
-    retry: { maxAttempts: 2, baseDelayMs: 100, maxDelayMs: 1_000, maxRetryAfterMs: 0 },
+    retry: WORKER_CLIENT_RETRY,
   });
+}
+
+/** The worker client's own quick retries (then the job's retries, with the same key, take over). */
+export const WORKER_CLIENT_RETRY: Readonly<RetryOptions> = {
+  maxAttempts: 2,
+  baseDelayMs: 100,
+  maxDelayMs: 1_000,
+  maxRetryAfterMs: 0,
+};
+
+/** How long a payment request of the worker's client may still reach the service after it started. */
+export function workerSendWindowMs(timeoutMs: number = DEFAULT_TIMEOUT_MS): number {
+  return requestWindowMs(timeoutMs, WORKER_CLIENT_RETRY);
 }
 
 export interface PipelineSettings {
@@ -177,6 +193,8 @@ export interface PaymentServiceOptions extends PipelineSettings {
   lockDurationMs?: number;
   stalledIntervalMs?: number;
   quoteSafetyMs?: number;
+  /** The client's per-request time-out (for the send window recorded at each send). Default 15 000 ms. */
+  apiTimeoutMs?: number;
   logger?: PaymentWorkerLogger;
 }
 
@@ -186,15 +204,23 @@ export interface PaymentService {
   /** Batches whose interrupted submission this service finished when it started. */
   resumed: string[];
   /**
-   * Stops taking jobs, lets in-flight ones finish for at most `graceMs`, then aborts what is left
-   * (BullMQ retries those under the same keys) and closes every connection. Idempotent.
+   * Stops taking jobs, lets in-flight ones finish, then aborts what is left (those jobs are handed
+   * back to run again under the same keys; their rows do not change) and closes every connection,
+   * all within `graceMs` in total. Idempotent.
    */
   stop(graceMs?: number): Promise<void>;
 }
 
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
-/** After aborting in-flight calls, how long the worker gets to hand the jobs back. */
-const ABORT_SETTLE_MS = 2_000;
+
+/**
+ * How a shutdown grace is spent: in-flight work may finish during `drainMs`; then what is left is
+ * aborted and gets `settleMs` to hand its jobs back and close, so the whole stop fits in the grace.
+ */
+export function shutdownBudget(graceMs: number): { drainMs: number; settleMs: number } {
+  const settleMs = Math.min(2_000, Math.floor(graceMs / 4));
+  return { drainMs: graceMs - settleMs, settleMs };
+}
 
 export async function startPaymentService(options: PaymentServiceOptions): Promise<PaymentService> {
   const pipeline = openPipeline(options);
@@ -204,6 +230,7 @@ export async function startPaymentService(options: PaymentServiceOptions): Promi
     store: pipeline.store,
     client: options.client,
     ...(options.quoteSafetyMs !== undefined ? { quoteSafetyMs: options.quoteSafetyMs } : {}),
+    sendWindowMs: workerSendWindowMs(options.apiTimeoutMs),
     ...(options.logger ? { logger: options.logger } : {}),
   });
   await warnUnlessNoEviction(pipeline.redis, options.logger);
@@ -232,14 +259,15 @@ export async function startPaymentService(options: PaymentServiceOptions): Promi
     resumed,
     stop: (graceMs = DEFAULT_SHUTDOWN_GRACE_MS) => {
       stopping ??= (async () => {
-        const finished = await closeWorkerWithin(worker, graceMs);
+        const { drainMs, settleMs } = shutdownBudget(graceMs);
+        const finished = await closeWorkerWithin(worker, drainMs);
         if (!finished) {
           options.logger?.warn(
             { graceMs },
-            "in-flight payments did not finish in time; aborting them for a retry",
+            "in-flight payments did not finish in time; aborting them: they run again under the same keys",
           );
           await options.client.close();
-          await Promise.race([worker.close(), sleep(ABORT_SETTLE_MS, undefined, { ref: false })]);
+          await Promise.race([worker.close(), sleep(settleMs, undefined, { ref: false })]);
         }
         await options.client.close();
         await pipeline.close();

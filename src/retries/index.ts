@@ -23,7 +23,13 @@ export {
   retryFromDroppedResultFile,
   retryFromResultFile,
 } from "./result-file-retry.js";
-export { type RetriedRow, type RetryRowsOptions, type RetryRowsResult, retryRows } from "./retry-rows.js";
+export {
+  type AdoptedRow,
+  type RetriedRow,
+  type RetryRowsOptions,
+  type RetryRowsResult,
+  retryRows,
+} from "./retry-rows.js";
 export {
   type LeftAlone,
   MAX_ROWS_IN_SPEC,
@@ -34,3 +40,4 @@ export {
   RowSpecError,
   whyNotRetryable,
 } from "./row-selection.js";
+export { type AttemptStart, type LedgerApi, type StartAttemptInput, startAttempt } from "./start-attempt.js";

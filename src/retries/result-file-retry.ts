@@ -8,9 +8,10 @@
  * name (`<sheet>.<batchId>.result.<ext>`, as `payouts` names it, or any generated batch id in a
  * renamed copy). A changed row is checked again like a new sheet's row (checkRow against the live
  * accounts, the eligibility tool for faster delivery) before its new attempt; an invalid correction
- * is refused with its problems. The new attempt replaces the row's instruction and cells atomically
+ * is refused with its problems. The new attempt starts through startAttempt (a row in `error` is
+ * resolved against the ledger first) and replaces the row's instruction and cells atomically
  * (BatchStore.startNewAttemptWithCorrection), with the next attempt number: a new Idempotency-Key and
- * the externalId `<reference>-r<attempt>`.
+ * the externalId `<reference>-r<attempt>`; the correction is appended to the batch's archive.
  */
 import path from "node:path";
 import { type BatchStore, enqueueQueuedRows, type RowEnqueuer, type SourceValues } from "../batches/index.js";
@@ -26,7 +27,6 @@ import {
 } from "../intake/index.js";
 import { openPipeline, type PipelineSettings } from "../pipeline/index.js";
 import { RESULT_COLUMNS } from "../results/index.js";
-import { externalIdFor } from "../row-identity/index.js";
 import {
   openSheet,
   type SheetCell,
@@ -43,6 +43,7 @@ import {
   planResultFileRetry,
   type RowDecision,
 } from "./result-file-plan.js";
+import { type LedgerApi, startAttempt } from "./start-attempt.js";
 
 export interface ResultFileRetryOptions {
   /** The dropped file, where it lies now (processing/). */
@@ -222,25 +223,28 @@ export async function retryFromResultFile(
       correction === undefined
         ? `retry from the result file ${fileName}`
         : `retry from the result file ${fileName} with corrected ${decision.changedColumns.join(", ")}`;
-    const result = correction
-      ? await store.startNewAttemptWithCorrection(batch.id, record.rowKey, record.attempt, correction, note)
-      : await store.startNewAttempt(batch.id, record.rowKey, record.attempt, note);
-    if (result.outcome !== "ok") {
+    const started = await startAttempt({
+      store,
+      ledger: ledgerOf(options.api),
+      batch,
+      row: record,
+      note,
+      correction,
+    });
+    if (started.kind === "adopted") {
       rows.push({
         ...where(decision),
         outcome: "left-alone",
-        detail: `it changed meanwhile (now ${result.previous ?? "unknown"}, attempt ${result.attempt ?? "?"}); look again`,
+        detail: `not retried: its earlier attempt did pay after all (payment ${started.paymentId}, now ${started.state})`,
       });
       continue;
     }
-    const attempt = result.attempt ?? record.attempt + 1;
+    if (started.kind !== "started") {
+      rows.push({ ...where(decision), outcome: "left-alone", detail: started.reason });
+      continue;
+    }
+    const { attempt, externalId } = started;
     const paid = correction?.instruction ?? record.instruction;
-    const externalId = externalIdFor({
-      batchId: batch.id,
-      rowNumber: record.rowNumber,
-      reference: paid.reference,
-      attempt,
-    });
     retried++;
     const t = totals[paid.currency] ?? { rows: 0, amount: 0 };
     t.rows++;
@@ -274,6 +278,11 @@ export async function retryFromResultFile(
     enqueued,
     report: reportText(fileName, batch.id, rows),
   };
+}
+
+/** The ledger behind the intake's API when it has one (the service's client does). */
+function ledgerOf(api: IntakeApi): LedgerApi | undefined {
+  return "payments" in api ? (api as IntakeApi & LedgerApi) : undefined;
 }
 
 /** A cell as the operator typed it: the `'` our writer put before formula-like text is taken off. */

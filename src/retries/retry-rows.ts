@@ -1,12 +1,13 @@
 /**
  * An operator retry: a new attempt (the next attempt number, hence a new Idempotency-Key and the
  * `externalId` `<reference>-r<attempt>`, DESIGN rule 1) for each planned row, then one job per row
- * now queued. The state check is repeated atomically in Redis (startNewAttempt), so a row that moved
- * on since the plan was made (the reconcile worker adopted a payment) is left alone, not retried.
+ * now queued. Each row goes through startAttempt: a row in `error` is resolved against the ledger
+ * first (adopted when it did pay, not retried while its last request may still land), and the state
+ * check is repeated atomically in Redis, so a row that moved on since the plan was made is left alone.
  */
 import { type BatchStore, enqueueQueuedRows, type RowEnqueuer } from "../batches/index.js";
-import { externalIdFor } from "../row-identity/index.js";
 import { type LeftAlone, planRetry } from "./row-selection.js";
+import { type LedgerApi, startAttempt } from "./start-attempt.js";
 
 export interface RetryRowsOptions {
   store: BatchStore;
@@ -16,6 +17,9 @@ export interface RetryRowsOptions {
   rows?: readonly number[];
   /** Recorded in each row's history. */
   note?: string;
+  /** The ledger, to resolve rows in `error` before they are retried (without it they are not). */
+  ledger?: LedgerApi | undefined;
+  now?: () => number;
 }
 
 export interface RetriedRow {
@@ -26,9 +30,23 @@ export interface RetriedRow {
   externalId: string;
 }
 
+/** A row in `error` whose earlier attempt turned out to have paid: its payment was adopted. */
+export interface AdoptedRow {
+  rowNumber: number;
+  paymentId: string;
+  state: string;
+}
+
 export type RetryRowsResult =
   | { kind: "unknown-batch"; batchId: string }
-  | { kind: "done"; batchId: string; retried: RetriedRow[]; leftAlone: LeftAlone[]; enqueued: number };
+  | {
+      kind: "done";
+      batchId: string;
+      retried: RetriedRow[];
+      adopted: AdoptedRow[];
+      leftAlone: LeftAlone[];
+      enqueued: number;
+    };
 
 export async function retryRows(options: RetryRowsOptions): Promise<RetryRowsResult> {
   const { store, batchId } = options;
@@ -40,38 +58,32 @@ export async function retryRows(options: RetryRowsOptions): Promise<RetryRowsRes
   const byKey = new Map(rows.map((r) => [r.rowKey, r]));
 
   const retried: RetriedRow[] = [];
+  const adopted: AdoptedRow[] = [];
   const leftAlone = [...plan.leftAlone];
-  for (const row of plan.retry) {
-    const result = await store.startNewAttempt(
-      batchId,
-      row.rowKey,
-      row.attempt,
-      options.note ?? "operator retry",
-    );
-    if (result.outcome !== "ok") {
-      leftAlone.push({
-        rowNumber: row.rowNumber,
-        reason: `it changed meanwhile (now ${result.previous ?? "unknown"}, attempt ${result.attempt ?? "?"}); look again`,
-      });
-      continue;
-    }
-    // On success the script answers with the new attempt number.
-    const attempt = result.attempt ?? row.attempt + 1;
-    const record = byKey.get(row.rowKey)!;
-    retried.push({
-      rowNumber: row.rowNumber,
-      attempt,
-      externalId: externalIdFor({
-        batchId,
-        rowNumber: row.rowNumber,
-        reference: record.instruction.reference,
-        attempt,
-      }),
+  for (const planned of plan.retry) {
+    const row = byKey.get(planned.rowKey)!;
+    const started = await startAttempt({
+      store,
+      ledger: options.ledger,
+      batch,
+      row,
+      note: options.note ?? "operator retry",
+      ...(options.now ? { now: options.now } : {}),
     });
+    switch (started.kind) {
+      case "started":
+        retried.push({ rowNumber: row.rowNumber, attempt: started.attempt, externalId: started.externalId });
+        break;
+      case "adopted":
+        adopted.push({ rowNumber: row.rowNumber, paymentId: started.paymentId, state: started.state });
+        break;
+      default:
+        leftAlone.push({ rowNumber: row.rowNumber, reason: started.reason });
+    }
   }
   leftAlone.sort((a, b) => a.rowNumber - b.rowNumber);
   // Every queued row of the batch is (re-)offered: job ids are the rows' keys, so rows already in
   // the queue are not added twice, and a retry interrupted before this point is completed by the next.
   const enqueued = await enqueueQueuedRows(store, options.enqueuer, batch);
-  return { kind: "done", batchId, retried, leftAlone, enqueued };
+  return { kind: "done", batchId, retried, adopted, leftAlone, enqueued };
 }

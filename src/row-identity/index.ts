@@ -4,6 +4,7 @@ export {
   attachmentKeyFor,
   BATCH_ID_PATTERN,
   externalIdFor,
+  fileKeyFor,
   idempotencyKeyFor,
   MetadataLimitError,
   metadataNamesRow,

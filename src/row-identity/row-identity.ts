@@ -4,8 +4,10 @@
  * - the `Idempotency-Key`: UUID v5 over (entity, batch, row key, attempt[, requote generation]); it makes
  *   transport retries safe for 24 hours;
  * - the payment `externalId`: the row's `reference` on attempt 1, `<reference>-r<attempt>` after an
- *   operator retry, `<batchId>-row<rowNumber>` for a row without a reference; unique per partner
- *   forever, so it is the guard that outlives the key;
+ *   operator retry; for a row without a reference `<fileKey>-row<rowNumber>`, where the file key is
+ *   taken from the sheet's content (so a second batch of the same file cannot pay the row again:
+ *   issue 13, point 7), or `<batchId>-row<rowNumber>` for batches recorded before file keys; unique
+ *   per partner forever, so it is the guard that outlives the key;
  * - the payment metadata: the sheet's `metadata.<key>` columns plus `payouts_batch`, `payouts_row`,
  *   `payouts_attempt`, which let the batch be rebuilt from the ledger (DESIGN rule 3).
  */
@@ -36,6 +38,18 @@ export interface RowIdentity {
   reference: string | undefined;
   /** 1 for the first try of a row; an operator retry makes 2, 3, ... */
   attempt: number;
+  /** The batch's file key ({@link fileKeyFor}); absent for batches recorded before file keys. */
+  fileKey?: string | undefined;
+}
+
+/**
+ * The identity of a sheet's content for rows without a reference: `f` and 20 hex digits of the file's
+ * sha256. The same file submitted again (even after Redis lost every record, or with
+ * `--allow-duplicate-file`) gives its rows the same externalIds, which the service refuses to pay twice.
+ */
+export function fileKeyFor(fileSha256: string): string {
+  const hex = /^[0-9a-f]{20,}$/i.test(fileSha256) ? fileSha256 : shortHash(fileSha256, 20);
+  return `f${hex.slice(0, 20).toLowerCase()}`;
 }
 
 /** A batch id is safe as an externalId part, a Redis key part and a BullMQ job id part. */
@@ -100,7 +114,7 @@ function fitWithSuffix(base: string, suffix: string, max: number): string {
 
 /** The payment `externalId` of the row's attempt: always within the spec's pattern and length. */
 export function externalIdFor(
-  identity: Pick<RowIdentity, "batchId" | "rowNumber" | "reference" | "attempt">,
+  identity: Pick<RowIdentity, "batchId" | "rowNumber" | "reference" | "attempt" | "fileKey">,
 ): string {
   assertBatchId(identity.batchId);
   assertAttempt(identity.attempt);
@@ -118,7 +132,7 @@ export function externalIdFor(
     if (!Number.isInteger(identity.rowNumber) || identity.rowNumber < 1) {
       throw new RangeError("rowNumber must be an integer >= 1");
     }
-    base = `${identity.batchId}-row${identity.rowNumber}`;
+    base = `${identity.fileKey ?? identity.batchId}-row${identity.rowNumber}`;
   }
   return fitWithSuffix(base, suffix, EXTERNAL_ID_MAX);
 }

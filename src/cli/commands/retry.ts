@@ -1,10 +1,12 @@
 /**
  * `payouts retry <batch> [--rows 3,7-9]`: a new attempt for the batch's rows that failed, were
  * rejected, errored or were canceled; every other requested row is listed with why it was left alone.
- * Needs Redis only (the worker pays the retried rows).
+ * Needs Redis, and the Payouts Service for rows in `error` (the ledger is asked whether they paid
+ * before they are paid again); the worker pays the retried rows.
  */
 import type { Command } from "commander";
 import { loadConfig } from "../../config/index.js";
+import { createPayoutsClient } from "../../payouts-api/index.js";
 import { openPipeline } from "../../pipeline/index.js";
 import { parseRowSpec, RowSpecError, retryRows } from "../../retries/index.js";
 import { CliError, EXIT } from "../exit-codes.js";
@@ -52,6 +54,16 @@ export async function runRetry(
   }
   const config = loadConfig();
   const pipeline = openPipeline({ redisUrl: config.redisUrl, prefix: flags.redisPrefix });
+  // Optional: without the service, rows in `error` are left alone with the reason (never paid blind).
+  const ledger =
+    config.apiUrl && config.apiKey
+      ? createPayoutsClient({
+          baseUrl: config.apiUrl,
+          apiKey: config.apiKey,
+          entityId: config.entityId,
+          timeoutMs: config.apiTimeoutMs,
+        })
+      : undefined;
   try {
     await pipeline.redis.ping().catch((err: Error) => {
       throw new CliError(`cannot reach Redis at REDIS_URL: ${err.message}`, EXIT.usage);
@@ -60,6 +72,7 @@ export async function runRetry(
       store: pipeline.store,
       enqueuer: pipeline.enqueuer,
       batchId,
+      ledger,
       ...(rows ? { rows } : {}),
     });
     if (result.kind === "unknown-batch") {
@@ -67,6 +80,11 @@ export async function runRetry(
     }
     for (const r of result.retried) {
       say.out(`row ${r.rowNumber}: retried as attempt ${r.attempt} (externalId ${r.externalId})`);
+    }
+    for (const r of result.adopted) {
+      say.out(
+        `row ${r.rowNumber}: not retried: its earlier attempt did pay (payment ${r.paymentId}, now ${r.state})`,
+      );
     }
     for (const r of result.leftAlone) say.out(`row ${r.rowNumber}: left alone: ${r.reason}`);
     if (result.retried.length === 0) {
@@ -81,5 +99,6 @@ export async function runRetry(
     return EXIT.ok;
   } finally {
     await pipeline.close();
+    await ledger?.close();
   }
 }

@@ -20,6 +20,7 @@ import {
   connectRedis,
   createWorkerClient,
   DEFAULT_SHUTDOWN_GRACE_MS,
+  shutdownBudget,
   startPaymentService,
 } from "../../pipeline/index.js";
 import { startReconcileService } from "../../reconcile/index.js";
@@ -67,16 +68,24 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
   const api = requireApi(config);
   const logger = createLogger({ level: config.logLevel, name: "payment-worker" });
   const concurrency = opts.concurrency ?? config.workerConcurrency;
-  // Everything started is stopped in reverse order, on a signal or when a later part fails to start
-  // (so a bad SCHEDULE_CRON or an unwritable DATA_DIR ends the process instead of leaving it half up).
-  const stops: Array<() => Promise<unknown>> = [];
+  // Everything started is stopped on a signal or when a later part fails to start (so a bad
+  // SCHEDULE_CRON or an unwritable DATA_DIR ends the process instead of leaving it half up). The
+  // workers drain in parallel, each within the one grace; the outbox writes the last result files
+  // after them (issue 13, point 8: the whole stop fits in the grace).
+  const drains: Array<() => Promise<unknown>> = [];
+  // Closed after the drains, newest first: the outbox's last writes, then what the clients used.
+  const finals: Array<() => Promise<unknown>> = [];
   const stopAll = async () => {
-    for (const stop of stops.reverse()) await stop();
+    await Promise.all(
+      drains.map((stop) => stop().catch((err: unknown) => logger.error({ err: String(err) }, "stop failed"))),
+    );
+    for (const close of finals.reverse()) await close();
   };
+  const { drainMs } = shutdownBudget(opts.shutdownGraceMs);
   try {
     // Every request of this process (payments and reconciliation) shares one rate with all workers.
     const limiterRedis = connectRedis(config.redisUrl, { autoPipelining: true });
-    stops.push(async () => limiterRedis.quit().catch(() => limiterRedis.disconnect()));
+    finals.push(async () => limiterRedis.quit().catch(() => limiterRedis.disconnect()));
     const limiter = createSharedRateLimiter({
       redis: limiterRedis,
       prefix: opts.redisPrefix,
@@ -92,6 +101,7 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
         limiter,
         hooks: serviceRequestHooks(),
       }),
+      apiTimeoutMs: config.apiTimeoutMs,
       concurrency,
       rateLimitPerSecond: opts.rateLimit ?? config.rateLimitPerSecond,
       ...(opts.lockMs !== undefined ? { lockDurationMs: opts.lockMs, stalledIntervalMs: opts.lockMs } : {}),
@@ -100,8 +110,8 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
     // Result files in DATA_DIR/outbox follow every row change: the payment jobs' (submitted, rejected,
     // error) and reconciliation's (in-progress, completed, failed), debounced per batch.
     const outbox = createResultOutbox({ store: service.pipeline.store, dataDir: config.dataDir, logger });
-    stops.push(() => outbox.close());
-    stops.push(() => service.stop(opts.shutdownGraceMs));
+    finals.push(() => outbox.close());
+    drains.push(() => service.stop(opts.shutdownGraceMs));
     const touched = (job: { data: { batchId: string } } | undefined) => {
       if (job) outbox.markDirty(job.data.batchId);
     };
@@ -133,7 +143,8 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
       }),
       logger,
     });
-    stops.push(() => reconcile.stop(opts.shutdownGraceMs));
+    // Reconcile jobs only read the ledger: cut at the end of the drain, they simply run again later.
+    drains.push(() => reconcile.stop(drainMs));
     // Held batches: expiry, follow-ups of decisions a crash interrupted, `batch.awaiting_approval`.
     const approvals = await startApprovalService({
       redisUrl: config.redisUrl,
@@ -146,7 +157,7 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
       onSettled: (batchId) => outbox.markDirty(batchId),
       logger,
     });
-    stops.push(() => approvals.stop());
+    drains.push(() => approvals.stop());
     // The watched inbox and the nightly runs share one sheet intake (DATA_DIR/inbox, DATA_DIR/scheduled).
     const intake = {
       dataDir: config.dataDir,
@@ -157,13 +168,13 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
       logger,
     };
     const watch = await startWatchService(intake);
-    stops.push(() => watch.stop());
+    drains.push(() => watch.stop());
     const schedule = await startScheduleService({
       ...intake,
       cron: config.scheduleCron,
       tz: config.scheduleTz,
     });
-    stops.push(() => schedule.stop(opts.shutdownGraceMs));
+    drains.push(() => schedule.stop(drainMs));
     if (config.metricsPort > 0) {
       // Prometheus: process metrics, payments by outcome, service latency, queue depth, rows by state.
       watchPaymentWorker(service.worker);
@@ -174,7 +185,7 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
         queues: [service.pipeline.queue, reconcile.queue],
       });
       const metrics = await startMetricsServer({ port: config.metricsPort, registries: [registry] });
-      stops.push(() => metrics.close());
+      finals.push(() => metrics.close());
       logger.info({ url: metrics.url }, "metrics served");
     }
     if (service.resumed.length > 0) {
@@ -188,7 +199,15 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
   }
   const signal = await untilShutdownSignal();
   logger.info({ signal }, "stopping: no new sheets or jobs; waiting for in-flight payments");
+  // A backstop: whatever still hangs after the grace (a stuck file read, a slow close) does not keep
+  // the process up. Jobs cut here run again under the same keys (their locks expire).
+  const backstop = setTimeout(() => {
+    logger.error({ graceMs: opts.shutdownGraceMs }, "stop did not finish within the grace; exiting anyway");
+    process.exit(1);
+  }, opts.shutdownGraceMs + 1_000);
+  backstop.unref();
   await stopAll();
+  clearTimeout(backstop);
   logger.info("payment worker stopped");
   process.exitCode = 0;
 }

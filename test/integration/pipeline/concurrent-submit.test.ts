@@ -3,7 +3,12 @@
  * or two operators) make one batch, never two: the loser waits for the winner's record and defers.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DuplicateFileError, submitBatch } from "../../../src/batches/index.js";
+import {
+  archivePathFor,
+  DuplicateFileError,
+  submitBatch,
+  writeInstructionArchive,
+} from "../../../src/batches/index.js";
 import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { instruction, type PipelineHarness, pipelineHarness, sha } from "./helpers.js";
 
@@ -66,6 +71,19 @@ describe("submitBatch under a race", () => {
       dataDir: h.dataDir,
     });
     await new Promise((r) => setTimeout(r, 300));
+    // Like every submitter, the winner archived its intent before it claimed the file.
+    const archivePath = archivePathFor(h.dataDir, winnerId);
+    await writeInstructionArchive(archivePath, {
+      batch: {
+        id: winnerId,
+        fileSha256,
+        sourceName: "same.csv",
+        entityId: "me",
+        createdAt: new Date().toISOString(),
+      },
+      instructions: rows,
+      invalidRows: [],
+    });
     await h.store.createBatch({
       id: winnerId,
       fileSha256,
@@ -76,7 +94,7 @@ describe("submitBatch under a race", () => {
       invalidCount: 0,
       rowsRecorded: false,
       enqueueComplete: false,
-      archivePath: undefined,
+      archivePath,
       sheet: { columns: [], keys: [], format: "csv" },
     });
     const result = await loser;

@@ -89,7 +89,9 @@ describe("payment pipeline against the sandbox", () => {
       expect(mine).toHaveLength(1);
       const payment = mine[0]!;
       expect(row.paymentId).toBe(payment.id);
-      expect(payment.externalId).toBe(row.instruction.reference ?? `${batchId}-row42`);
+      expect(payment.externalId).toBe(
+        row.instruction.reference ?? `${(await h.store.getBatch(batchId))?.fileKey}-row42`,
+      );
       expect(payment.metadata).toMatchObject({
         payouts_batch: batchId,
         payouts_attempt: "1",
