@@ -224,7 +224,11 @@ async function drive(): Promise<void> {
   const concurrency = Number(values.concurrency);
   const child = await startChild();
   const hook = await receiver();
-  const agent = new Agent({ connections: concurrency, keepAliveTimeout: 30_000 });
+  // Below the sandbox's 5 s keep-alive, so an idle socket is never reused as the server closes it.
+  let agent = new Agent({ connections: concurrency, keepAliveTimeout: 2_000 });
+  child.process.once("exit", (code) => {
+    if (code !== 0) process.stderr.write(`the sandbox child exited with ${code}\n`);
+  });
   const out = (line: string) => process.stdout.write(`${line}\n`);
   try {
     const setHook = (isActive: boolean) =>
@@ -261,6 +265,8 @@ async function drive(): Promise<void> {
     const toSeed = Math.max(0, large - smallStored);
     const seedMs = (await child.ask<{ ms: number }>({ cmd: "seed", from: 0, count: toSeed })).ms;
     const stillOpen = await waitSettled(child, 120_000);
+    await agent.close();
+    agent = new Agent({ connections: concurrency, keepAliveTimeout: 2_000 });
     await setHook(true);
     const largeRun = await createLoop(child, agent, creates, concurrency, "large");
     const largeStored = (await child.ask<SandboxStats>({ cmd: "stats" })).payments.stored;
