@@ -51,7 +51,7 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
       "noeviction",
       // A row's state hash holds its history (a few hundred bytes): with values up to 1 KiB it stays
       // in Redis's compact listpack encoding, about half the memory per row (README "Scaling").
-      "--hash-max-listpack-value",
+      "--hash-max-ziplist-value", // the name Redis 6 knows; Redis 7 reads it as hash-max-listpack-value
       "1024",
     ],
     { stdio: "ignore" },
