@@ -128,7 +128,7 @@ const VALID_ROWS: SampleRow[] = [
   row("PAY-2404-021", "ops-checking", "vendor-check", num("95.00"), "", "", "Parking permit refund", "Refund of permit P-031", "", "", "CC-100 Admin", "PRK-031"),
   row("PAY-2404-022", "ops-checking", "vendor-ach-2", num("432.13"), "USD", "standard-ach", "Toner cartridges", "PO 5530", "", "", "CC-410 Facilities", "OFS-5530"),
   // In the XLSX this amount is the formula 100.1+200.2, whose double result 300.29999999999995 reads
-  // as 300.30 at the 15 significant digits Excel shows (DESIGN rule 6).
+  // as 300.30 at the 15 significant digits Excel shows (docs/design.md §3.6).
   row("PAY-2404-023", "ops-checking", "vendor-ach", { csv: "300.30", xlsx: { formula: "100.1+200.2", result: 100.1 + 200.2 } }, "USD", "standard-ach", "Two invoice lines: 100.10 + 200.20", "Invoices ACME-7798 and ACME-7799", "", "", "CC-410 Facilities", "ACME-7799"),
 ];
 

@@ -1,5 +1,5 @@
 /**
- * Approvals over HTTP (DESIGN rule 10): `GET /api/v1/batches/{id}/approval`, and
+ * Approvals over HTTP (docs/design.md §3.10): `GET /api/v1/batches/{id}/approval`, and
  * `POST /api/v1/batches/{id}/approve` / `/reject` `{ reason }` for the `approver` role (and admin).
  * 403 FORBIDDEN without the role, 403 SELF_APPROVAL for the batch's submitter, 409
  * NOT_AWAITING_APPROVAL when it is not awaiting approval, 404 for an unknown batch. The decision and

@@ -1,5 +1,5 @@
 /**
- * Paging through a batch's rows without loading the batch (DESIGN rule 9): the cursor walks the
+ * Paging through a batch's rows without loading the batch (docs/design.md §3.9): the cursor walks the
  * batch's row hash with HSCAN, a bounded number of entries per request, so a page of a
  * 1,000,000-row batch costs about what a page of a 100-row batch costs. Pages come in the store's
  * order (sorted by row number within a page; a batch small enough for one scan comes out in sheet

@@ -1,5 +1,5 @@
 /**
- * Public face of approvals (maker–checker, DESIGN rule 10): the rules, the approval records and their
+ * Public face of approvals (maker–checker, docs/design.md §3.10): the rules, the approval records and their
  * atomic decisions, the submission gate, and settling a decided batch. The worker's periodic sweep
  * (expiry, settling, announcements) is in ./sweep/, which builds on the pipeline.
  */

@@ -1,5 +1,5 @@
 /**
- * The approval rules (pure: no I/O). DESIGN rule 10, "nobody releases their own money":
+ * The approval rules (pure: no I/O). docs/design.md §3.10, "nobody releases their own money":
  *
  * - `APPROVAL_THRESHOLDS` lists `CURRENCY:amount` in major units (`USD:10000,EUR:9000`). A batch whose
  *   total in a listed currency reaches (>=) that currency's threshold needs approval. `*` stands for

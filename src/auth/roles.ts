@@ -4,7 +4,7 @@
  *
  *   viewer     reads batches, rows, results and reports
  *   submitter  viewer + uploads sheets, submits batches, retries rows, cancels scheduled payments
- *   approver   viewer + approves or rejects batches waiting for approval (DESIGN rule 10)
+ *   approver   viewer + approves or rejects batches waiting for approval (docs/design.md §3.10)
  *   admin      everything, including the audit trail and the queue view
  */
 export const ROLES = ["viewer", "submitter", "approver", "admin"] as const;

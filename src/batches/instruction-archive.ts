@@ -1,7 +1,7 @@
 /**
  * The batch's intent on disk: `DATA_DIR/archive/<batchId>.instructions.ndjson`, written (atomically)
  * before anything is recorded in Redis. It is what a worker uses to finish an interrupted submission
- * and what `payouts recover` rebuilds the batch from when Redis lost it (DESIGN rule 3).
+ * and what `payouts recover` rebuilds the batch from when Redis lost it (docs/design.md §3.3).
  *
  * Line 1 is `{"kind":"batch", ...}`; then one `{"kind":"row", ...instruction}` per valid row and one
  * `{"kind":"invalid", ...}` per invalid row. An operator's correction (a result file dropped back in)

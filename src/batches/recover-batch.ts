@@ -1,5 +1,5 @@
 /**
- * Rebuilding a batch after Redis lost it (DESIGN rule 3: the Payouts Service is the ledger). From the
+ * Rebuilding a batch after Redis lost it (docs/design.md §3.3: the service is the ledger). From the
  * archived instructions the batch and its rows are recorded again (rows that still exist are left as
  * they are); then every payment whose metadata names the batch is adopted onto its row, rows still
  * without one are looked up by their `externalId`, and whatever has no payment is enqueued again with
@@ -27,7 +27,7 @@ export interface RecoverBatchOptions {
   lookupConcurrency?: number;
   /**
    * The approval gate. A batch rebuilt from its archive (its approval was lost with Redis) is held
-   * again when the rules say so; rows of a held batch are not queued (DESIGN rule 10).
+   * again when the rules say so; rows of a held batch are not queued (docs/design.md §3.10).
    */
   gate?: SubmissionGate;
 }

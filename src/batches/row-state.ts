@@ -6,7 +6,7 @@
  *
  * `completed`, `failed`, `canceled`, `rejected` and `error` are terminal: only an operator retry (a new
  * attempt) leaves them. `rejected` and `error` (a run giving up) are entered from `queued` only: a row
- * that reached a payment's state never goes back to "not paid" or "unknown". One exception keeps the ledger in charge (DESIGN rule 3): a row in `error`
+ * that reached a payment's state never goes back to "not paid" or "unknown". One exception keeps the ledger in charge (docs/design.md §3.3): a row in `error`
  * (we gave up without knowing the outcome) may still learn from the service that its payment exists,
  * and then moves to that payment's state. `invalid` rows never enter the pipeline; they are recorded
  * for the result file only.

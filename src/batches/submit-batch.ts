@@ -1,5 +1,5 @@
 /**
- * Submitting a batch, resumably (DESIGN rule 1, last sentence):
+ * Submitting a batch, resumably (docs/design.md §3.1, resumable submission):
  *
  *   1. check the file was not accepted before: in Redis, and in the archive on disk (which outlives a
  *      loss of Redis);
@@ -45,7 +45,7 @@ export interface RowEnqueuer {
 }
 
 /**
- * The approval gate (DESIGN rule 10, implemented in src/approvals). Every way a batch comes in goes
+ * The approval gate (docs/design.md §3.10, implemented in src/approvals). Every way a batch comes in goes
  * through submitBatch, so this is the one place a batch can be held: `hold` is asked once per new
  * batch, before its record exists (a crash can never leave a held batch without its hold), and
  * `mayEnqueue` before any row of an existing batch is handed to the queue.

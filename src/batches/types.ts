@@ -53,7 +53,7 @@ export interface SheetLayout {
   archivedSheetPath?: string | undefined;
 }
 
-/** An FX quote as stored on the row before the payment that uses it is sent (DESIGN rule 2). */
+/** An FX quote as stored on the row before the payment that uses it is sent (docs/design.md §3.2). */
 export interface StoredFxQuote {
   quoteToken: string;
   expiresAt: string;

@@ -1,4 +1,4 @@
-/** Exit codes of every command (DESIGN "The user's contract"). */
+/** Exit codes of every command (README "Commands"). */
 export const EXIT = {
   /** Success. */
   ok: 0,

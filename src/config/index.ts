@@ -1,5 +1,5 @@
 /**
- * The environment, read once and validated in one place (DESIGN "Environment").
+ * The environment, read once and validated in one place (README "Configuration").
  *
  * Every setting has its default here; the README lists the same table. A bad value is a usage error
  * (exit 2) whose message names the variable and what is expected, and never echoes a secret's value.
@@ -92,7 +92,7 @@ export interface AppConfig {
   scheduleCron: string | undefined;
   scheduleTz: string;
   notifyUrl: string | undefined;
-  /** Which batches wait for approval, by how many approvers, for how long (DESIGN rule 10). */
+  /** Which batches wait for approval, by how many approvers, for how long (docs/design.md §3.10). */
   approval: ApprovalPolicy;
   /** Base URL of `payouts serve` for the commands that go through its API (approve, reject). */
   serverUrl: string;

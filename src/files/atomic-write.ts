@@ -1,5 +1,5 @@
 /**
- * Atomic file writes (DESIGN rule 7): readers of a result file, a report or a template never see a
+ * Atomic file writes (docs/design.md §3.7): readers of a result file, a report or a template never see a
  * half-written file. The data goes to a temp file in the target's own directory (so the final rename
  * never crosses a file system), is flushed to disk, and is then renamed over the target in one step.
  * On any failure the temp file is removed and an existing target is left exactly as it was.

@@ -1,5 +1,5 @@
 /**
- * Formula-injection guard for every cell we write (DESIGN rule 7).
+ * Formula-injection guard for every cell we write (docs/design.md §3.7).
  *
  * Decision: text that Excel (or LibreOffice, Google Sheets) would read as the start of a formula
  * (`=`, `+`, `-`, `@`, tab, carriage return as its first character) gets a single quote `'` in

@@ -216,7 +216,7 @@ function xlsxCellValue(value: CellValue): CellValue {
  * Text as an inline rich-text value, so the streaming writer (no shared strings) emits a
  * `t="inlineStr"` cell. Given a plain string it emits `t="str"`, which the file format defines as a
  * formula's cached text: Excel shows it, but strict readers and converters may take it for a
- * formula result, and a result file must not look like it holds formulas (DESIGN rule 7).
+ * formula result, and a result file must not look like it holds formulas (docs/design.md §3.7).
  */
 function inlineText(value: CellValue): CellValue | { richText: { text: string }[] } {
   return typeof value === "string" ? { richText: [{ text: value }] } : value;

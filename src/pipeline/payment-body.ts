@@ -1,7 +1,7 @@
 /**
  * The POST /payments body of a row (pure). Built from the stored instruction, the stored quote and the
  * stored attachment id only, so every retry under a key rebuilds exactly the same body; its hash is
- * persisted before sending and checked on every later send under the same key (DESIGN rule 2).
+ * persisted before sending and checked on every later send under the same key (docs/design.md §3.2).
  */
 import { createHash } from "node:crypto";
 import type { PayoutInstruction } from "../intake/payout-instruction.js";

@@ -95,7 +95,7 @@ export interface PipelineSettings {
   jobs?: Partial<PaymentJobSettings>;
   /**
    * Which batches wait for approval. Default: the APPROVAL_* settings of the environment, so that no
-   * way of submitting can forget the rules (DESIGN rule 10).
+   * way of submitting can forget the rules (docs/design.md §3.10).
    */
   approval?: ApprovalPolicy;
 }

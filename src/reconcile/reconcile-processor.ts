@@ -1,6 +1,6 @@
 /**
  * What a reconcile job does, independent of BullMQ: fetch the payment, find its row from the
- * payment's own metadata (the ledger names its batch, row and attempt: DESIGN rule 3), and move the
+ * payment's own metadata (the ledger names its batch, row and attempt: docs/design.md §3.3), and move the
  * row forward. Every step is safe to repeat and to run in any order:
  *
  *   - states only move forward (the row's Lua script refuses anything else);

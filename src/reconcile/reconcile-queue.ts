@@ -1,7 +1,7 @@
 /**
  * The reconcile queue: one job per payment to look at (from webhooks or from the sweep), and
  * the sweep's own repeating job. Job data names only the payment: the job always fetches its current
- * state, so the order in which jobs run does not matter (DESIGN rule 5).
+ * state, so the order in which jobs run does not matter (docs/design.md §3.5).
  */
 import { createHash } from "node:crypto";
 import { type JobsOptions, Queue } from "bullmq";

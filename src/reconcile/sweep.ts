@@ -2,7 +2,7 @@
  * The sweep: webhooks get lost, so rows that have been non-terminal for longer than `staleAfterMs`
  * get their payment looked at again, and batches whose rows are all terminal are marked finished.
  *
- * It costs what needs looking at (DESIGN rule 9): each batch keeps an index of its open rows (a
+ * It costs what needs looking at (docs/design.md §3.9): each batch keeps an index of its open rows (a
  * payment, not final yet) by last touch, so a sweep reads only the rows gone quiet, a page at a time,
  * and whether a batch is done comes from its state counters, never from reading its rows.
  *

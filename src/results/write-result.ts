@@ -1,6 +1,6 @@
 /**
  * Writing a batch's result file (I/O): rows streamed from Redis in chunks into writeTable, which
- * writes atomically (temp file, then rename) and keeps every cell formula-safe (DESIGN rule 7).
+ * writes atomically (temp file, then rename) and keeps every cell formula-safe (docs/design.md §3.7).
  *
  * A 100k-row batch is never held in memory as records: the row keys are put in sheet order first
  * (reading only their row numbers), then the rows are read and written a chunk at a time.

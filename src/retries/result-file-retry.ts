@@ -2,7 +2,7 @@
  * A batch's result file dropped back into the inbox with corrected inputs (issue 6, operator
  * retries): retries exactly the rows that failed (failed, rejected, error, canceled) or that the
  * operator changed and may be retried, and nothing else. A changed row that was paid or is in flight
- * is refused, never paid again (DESIGN rules 1 and 4). Which rows: result-file-plan.ts.
+ * is refused, never paid again (docs/design.md §3.1 and §3.4). Which rows: result-file-plan.ts.
  *
  * A file is a result file when its header ends in the ten result columns; its batch is the id in its
  * name (`<sheet>.<batchId>.result.<ext>`, as `payouts` names it, or any generated batch id in a

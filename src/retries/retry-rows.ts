@@ -1,6 +1,6 @@
 /**
  * An operator retry: a new attempt (the next attempt number, hence a new Idempotency-Key and the
- * `externalId` `<reference>-r<attempt>`, DESIGN rule 1) for each planned row, then one job per row
+ * `externalId` `<reference>-r<attempt>`, docs/design.md §3.1) for each planned row, then one job per row
  * now queued. Each row goes through startAttempt: a row in `error` is resolved against the ledger
  * first (adopted when it did pay, not retried while its last request may still land), and the state
  * check is repeated atomically in Redis, so a row that moved on since the plan was made is left alone.

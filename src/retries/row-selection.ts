@@ -1,7 +1,7 @@
 /**
  * Which rows an operator retry touches (pure). Only rows whose last attempt ended without paying
  * (failed, rejected, error, canceled) get a new attempt; every other row the operator named is left
- * alone with the reason, so nothing in flight or paid is ever sent twice (DESIGN rule 4).
+ * alone with the reason, so nothing in flight or paid is ever sent twice (docs/design.md §3.4).
  */
 import { RETRYABLE_ROW_STATES, type RowState } from "../batches/index.js";
 

@@ -1,5 +1,5 @@
 /**
- * The deterministic identity of one row's payment (DESIGN rule 1), as pure functions:
+ * The deterministic identity of one row's payment (docs/design.md §3.1), as pure functions:
  *
  * - the `Idempotency-Key`: UUID v5 over (entity, batch, row key, attempt[, requote generation]); it makes
  *   transport retries safe for 24 hours;
@@ -9,7 +9,7 @@
  *   issue 13, point 7), or `<batchId>-row<rowNumber>` for batches recorded before file keys; unique
  *   per partner forever, so it is the guard that outlives the key;
  * - the payment metadata: the sheet's `metadata.<key>` columns plus `payouts_batch`, `payouts_row`,
- *   `payouts_attempt`, which let the batch be rebuilt from the ledger (DESIGN rule 3).
+ *   `payouts_attempt`, which let the batch be rebuilt from the ledger (docs/design.md §3.3).
  */
 import { createHash } from "node:crypto";
 import { RESERVED_METADATA_KEYS } from "../intake/payout-instruction.js";

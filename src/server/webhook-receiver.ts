@@ -1,5 +1,5 @@
 /**
- * `POST /webhooks/payouts` (DESIGN rule 5): verify the signature over the raw bytes before anything
+ * `POST /webhooks/payouts` (docs/design.md §3.5): verify the signature over the raw bytes before anything
  * else (a bad or missing one is 401 and nothing happens), then parse, deduplicate on `messageId`
  * (Redis `SET NX EX`, kept at least 7 days), queue a reconcile job and answer at once. The job, not
  * this handler, fetches the payment: a delivery is only a hint.

@@ -1,5 +1,5 @@
 /**
- * Webhook signature verification (spec "Signature"; DESIGN rule 5). The signature is the hex
+ * Webhook signature verification (spec "Signature"; docs/design.md §3.5). The signature is the hex
  * HMAC-SHA256 of the raw request bytes, keyed with the partner's signing secret. It is computed over
  * the bytes as received (never re-serialised JSON) and compared in constant time, before the body is
  * parsed at all: an unsigned body is never even read as JSON.

@@ -95,8 +95,8 @@ describe("payouts-valid", () => {
 
 /**
  * samples/README.md, "payouts-mistakes: the error each row should get", as codes and column titles.
- * Two rows differ from a literal reading of the README, decided by DESIGN.md:
- * - row 9 (`1,234`): DESIGN rule 6 calls `1,234` ambiguous only "in a sheet whose decimal mark is
+ * Two rows differ from a literal reading of the README, decided by docs/design.md §3.6:
+ * - row 9 (`1,234`): docs/design.md §3.6 calls `1,234` ambiguous only "in a sheet whose decimal mark is
  *   unclear". Every other amount of this sheet writes a decimal point (`100.00`, `10.5`), so the
  *   sheet's convention is clear and `1,234` is 1,234.00: valid. The README's "ambiguous" is wrong
  *   for this sheet (reported to the lead); the ambiguous case is tested in real-world-sheets.test.ts.
@@ -165,7 +165,7 @@ describe.each(["csv", "xlsx"] as const)("payouts-mistakes.%s", (format) => {
     expect(rowOf(outcome, 27).problems[0]?.message).toContain("US$");
   });
 
-  it("reads 1,234 in this decimal-point sheet as 1,234.00 (DESIGN rule 6), never as 1.234", () => {
+  it("reads 1,234 in this decimal-point sheet as 1,234.00 (docs/design.md §3.6), never as 1.234", () => {
     expect(rowOf(outcome, 9).instruction?.amount).toBe(123400);
   });
 });
