@@ -21,11 +21,12 @@ import { registerWatch } from "./commands/watch.js";
 import { registerWebhook } from "./commands/webhook.js";
 import { registerPipelineCommands } from "./commands/worker.js";
 import { CliError, EXIT } from "./exit-codes.js";
+import { packageVersion } from "./options.js";
 
 export function buildProgram(): Command {
   const program = new Command("payouts")
     .description("Batch payouts from spreadsheets, on the Partner Payouts Service")
-    .version("0.1.0")
+    .version(packageVersion())
     .showHelpAfterError()
     .exitOverride();
   // Every command that reads a sheet reads it within the configured limits.

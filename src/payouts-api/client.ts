@@ -6,17 +6,15 @@
 import { randomUUID } from "node:crypto";
 import { Agent, type Dispatcher } from "undici";
 import { type ClientLogger, createRequester, type RequestHooks } from "./request.js";
+import { accountLinksResource } from "./resources/account-links.js";
 import { accountsResource } from "./resources/accounts.js";
+import { attachmentsResource } from "./resources/attachments.js";
 import { beneficialOwnersResource, entitiesResource } from "./resources/entities.js";
-import {
-  accountLinksResource,
-  attachmentsResource,
-  limitationsResource,
-  webhookResource,
-} from "./resources/misc.js";
+import { limitationsResource } from "./resources/limitations.js";
 import { paymentsResource } from "./resources/payments.js";
 import type { ResourceContext } from "./resources/resource-context.js";
 import { toolsResource } from "./resources/tools.js";
+import { webhookResource } from "./resources/webhook-endpoint.js";
 import { DEFAULT_RETRY_OPTIONS, type RetryOptions } from "./retry-policy.js";
 import type { RequestLimiter } from "./shared-rate-limit.js";
 

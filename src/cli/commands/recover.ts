@@ -12,6 +12,7 @@ import { createPayoutsClient } from "../../payouts-api/index.js";
 import { openPipeline } from "../../pipeline/index.js";
 import { BATCH_ID_PATTERN } from "../../row-identity/index.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { redisPrefixOption } from "../options.js";
 
 async function isFile(p: string): Promise<boolean> {
   try {
@@ -29,7 +30,7 @@ export function registerRecover(program: Command): void {
       "batch id, its archived sheet (DATA_DIR/archive/<batch>.csv|.xlsx) or its archived instructions (.instructions.ndjson)",
     )
     .description("Rebuild a batch's row states from the Payouts Service after Redis lost them")
-    .option("--redis-prefix <prefix>", "key prefix of the pipeline's data in Redis", "payouts")
+    .addOption(redisPrefixOption())
     .action(async (target: string, opts: { redisPrefix: string }) => {
       const config = loadConfig();
       const api = requireApi(config);

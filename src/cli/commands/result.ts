@@ -13,6 +13,7 @@ import {
 } from "../../results/index.js";
 import { withBatchStore } from "../batch-store-connection.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { redisPrefixOption } from "../options.js";
 
 interface ResultOptions {
   format?: ResultFormat;
@@ -49,7 +50,7 @@ export function registerResult(program: Command): void {
       "-o, --output <path>",
       "where to write it (default: DATA_DIR/outbox/<sheet>.<batch>.result.<ext>)",
     )
-    .option("--redis-prefix <prefix>", "key prefix of the pipeline's data in Redis", "payouts")
+    .addOption(redisPrefixOption())
     .action(async (batchId: string, opts: ResultOptions) => {
       const format = chooseResultFormat(opts.format, opts.output);
       const config = loadConfig();

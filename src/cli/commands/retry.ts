@@ -10,6 +10,7 @@ import { createPayoutsClient } from "../../payouts-api/index.js";
 import { openPipeline } from "../../pipeline/index.js";
 import { parseRowSpec, RowSpecError, retryRows } from "../../retries/index.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { redisPrefixOption } from "../options.js";
 
 interface RetryFlags {
   rows?: string;
@@ -25,7 +26,7 @@ export function registerRetry(program: Command): void {
       "--rows <list>",
       "row numbers as the sheet shows them, ranges allowed: 3,7-9 (default: every retryable row)",
     )
-    .option("--redis-prefix <prefix>", "key prefix of the pipeline's data in Redis", "payouts")
+    .addOption(redisPrefixOption())
     .addHelpText(
       "after",
       "\nEach retried row gets the next attempt number: a new Idempotency-Key and the externalId <reference>-r<attempt>." +

@@ -12,7 +12,7 @@ import { createPayoutsClient } from "../../payouts-api/index.js";
 import { connectRedis } from "../../pipeline/index.js";
 import { createResultFiles } from "../../results/index.js";
 import { type ResultFileSource, startServer, WEBHOOK_PATH } from "../../server/index.js";
-import { parsePort } from "../options.js";
+import { parsePort, redisPrefixOption } from "../options.js";
 import { untilShutdownSignal } from "../signals.js";
 
 export interface ServeCommandOptions {
@@ -33,7 +33,7 @@ export function registerServe(program: Command, deps: { resultFile?: ResultFileS
     )
     .option("--port <n>", "port to listen on (default HTTP_PORT; 0 picks a free one)", parsePort)
     .option("--host <address>", "address to listen on", "127.0.0.1")
-    .option("--redis-prefix <prefix>", "key prefix of the pipeline's data in Redis", "payouts")
+    .addOption(redisPrefixOption())
     .action(async (opts: ServeCommandOptions) => {
       await runServe(opts, deps);
     });

@@ -12,7 +12,7 @@ import { loadConfig } from "../../config/index.js";
 import { formatMinor } from "../../money/index.js";
 import { withBatchStore } from "../batch-store-connection.js";
 import { CliError, EXIT } from "../exit-codes.js";
-import { parsePositiveInt } from "../options.js";
+import { parsePositiveInt, redisPrefixOption } from "../options.js";
 
 interface StatusOptions {
   json?: boolean;
@@ -29,7 +29,7 @@ export function registerStatus(program: Command): void {
     .option("--json", "print JSON instead of text")
     .option("--limit <n>", "how many batches to list without a batch id", parsePositiveInt, 10)
     .option("--no-watch", "on a terminal, print once instead of a live progress bar")
-    .option("--redis-prefix <prefix>", "key prefix of the pipeline's data in Redis", "payouts")
+    .addOption(redisPrefixOption())
     .action(async (batchId: string | undefined, opts: StatusOptions) => {
       const config = loadConfig();
       await withBatchStore(config, opts.redisPrefix, async (store) => {

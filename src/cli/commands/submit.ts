@@ -11,6 +11,7 @@ import { SheetReadError } from "../../sheets/index.js";
 import { type CurrencyTotals, DuplicateFileError, submitSheet } from "../../submission/index.js";
 import { connectApi } from "../api-connection.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { redisPrefixOption } from "../options.js";
 
 interface SubmitFlags {
   onInvalid: "reject" | "skip";
@@ -38,7 +39,7 @@ export function registerSubmit(program: Command): void {
     .option("--allow-duplicate-file", "accept a file whose exact content was submitted before (a new batch)")
     .option("--sheet <name>", "XLSX: the worksheet to read")
     .option("--report <path>", "where to write the validation report when rows are invalid")
-    .option("--redis-prefix <prefix>", "key prefix of the pipeline's data in Redis", "payouts")
+    .addOption(redisPrefixOption())
     .addHelpText(
       "after",
       "\nExit codes: 0 submitted (or a clean dry run), 1 rows are invalid or the file was submitted before, 2 usage or environment error.",

@@ -7,6 +7,7 @@ import { AuditTrail } from "../../audit/index.js";
 import { AuthStore, ROLES } from "../../auth/index.js";
 import { loadConfig } from "../../config/index.js";
 import { withRedis } from "../batch-store-connection.js";
+import { redisPrefixOption } from "../options.js";
 import { authFailure, cliActor } from "./user.js";
 
 interface TokenCommandOptions {
@@ -15,17 +16,12 @@ interface TokenCommandOptions {
 
 export function registerToken(program: Command): void {
   const token = program.command("token").description("API tokens: create, list, revoke");
-  const prefixOption = [
-    "--redis-prefix <prefix>",
-    "key prefix of the working state in Redis",
-    "payouts",
-  ] as const;
 
   token
     .command("create")
     .argument("<name>", "what the token is for (letters, digits, . _ @ -)")
     .requiredOption("--role <role>", `one of ${ROLES.join(", ")}`)
-    .option(...prefixOption)
+    .addOption(redisPrefixOption())
     .description("Create a bearer token; it is printed once and cannot be shown again")
     .action(async (name: string, opts: TokenCommandOptions & { role: string }) => {
       await withRedis(loadConfig(), async (redis) => {
@@ -50,7 +46,7 @@ export function registerToken(program: Command): void {
 
   token
     .command("list")
-    .option(...prefixOption)
+    .addOption(redisPrefixOption())
     .description("List token names and roles (never the tokens)")
     .action(async (opts: TokenCommandOptions) => {
       await withRedis(loadConfig(), async (redis) => {
@@ -67,7 +63,7 @@ export function registerToken(program: Command): void {
   token
     .command("revoke")
     .argument("<name>")
-    .option(...prefixOption)
+    .addOption(redisPrefixOption())
     .description("Revoke a token: requests that carry it are refused from now on")
     .action(async (name: string, opts: TokenCommandOptions) => {
       await withRedis(loadConfig(), async (redis) => {

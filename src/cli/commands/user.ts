@@ -12,6 +12,7 @@ import { AuthError, AuthStore, ROLES } from "../../auth/index.js";
 import { loadConfig } from "../../config/index.js";
 import { withRedis } from "../batch-store-connection.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { redisPrefixOption } from "../options.js";
 
 interface AuthCommandOptions {
   redisPrefix: string;
@@ -52,17 +53,12 @@ export function authFailure(err: unknown): never {
 
 export function registerUser(program: Command): void {
   const user = program.command("user").description("Console users: add, list, disable");
-  const prefixOption = [
-    "--redis-prefix <prefix>",
-    "key prefix of the working state in Redis",
-    "payouts",
-  ] as const;
 
   user
     .command("add")
     .argument("<name>", "login name (letters, digits, . _ @ -)")
     .requiredOption("--role <role>", `one of ${ROLES.join(", ")}`)
-    .option(...prefixOption)
+    .addOption(redisPrefixOption())
     .description("Add a user; the password is read from standard input (at least 10 characters)")
     .action(async (name: string, opts: AuthCommandOptions & { role: string }) => {
       const password = await readSecretLine(`password for ${name}: `);
@@ -83,7 +79,7 @@ export function registerUser(program: Command): void {
 
   user
     .command("list")
-    .option(...prefixOption)
+    .addOption(redisPrefixOption())
     .option("--json", "print JSON")
     .description("List users and their roles")
     .action(async (opts: AuthCommandOptions & { json?: boolean }) => {
@@ -106,7 +102,7 @@ export function registerUser(program: Command): void {
   user
     .command("disable")
     .argument("<name>")
-    .option(...prefixOption)
+    .addOption(redisPrefixOption())
     .description("Disable a user: their sessions end and they can no longer log in")
     .action(async (name: string, opts: AuthCommandOptions) => {
       await withRedis(loadConfig(), async (redis) => {

@@ -7,7 +7,7 @@ import type { Command } from "commander";
 import { loadConfig, requireApi } from "../../config/index.js";
 import { createLogger } from "../../logging/index.js";
 import { startWatchService } from "../../watch/index.js";
-import { parsePositiveInt } from "../options.js";
+import { parsePositiveInt, redisPrefixOption } from "../options.js";
 import { untilShutdownSignal } from "../signals.js";
 
 interface WatchFlags {
@@ -32,7 +32,7 @@ export function registerWatch(program: Command): void {
       parsePositiveInt,
       10_000,
     )
-    .option("--redis-prefix <prefix>", "key prefix of the pipeline's data in Redis", "payouts")
+    .addOption(redisPrefixOption())
     .addHelpText(
       "after",
       "\nAccepted sheets move to archive/<batch>--<name>; refused ones to rejected/ with a report or a .error.txt note." +

@@ -27,7 +27,7 @@ import { startReconcileService } from "../../reconcile/index.js";
 import { createResultOutbox } from "../../results/index.js";
 import { startScheduleService } from "../../schedule/index.js";
 import { startWatchService } from "../../watch/index.js";
-import { parsePositiveInt } from "../options.js";
+import { parsePositiveInt, redisPrefixOption } from "../options.js";
 import { untilShutdownSignal } from "../signals.js";
 import { registerRecover } from "./recover.js";
 import { registerStatus } from "./status.js";
@@ -57,7 +57,7 @@ export function registerWorker(program: Command): void {
       parsePositiveInt,
       DEFAULT_SHUTDOWN_GRACE_MS,
     )
-    .option("--redis-prefix <prefix>", "key prefix of the pipeline's data in Redis", "payouts")
+    .addOption(redisPrefixOption())
     .action(async (opts: WorkerCommandOptions) => {
       await runWorker(opts);
     });
