@@ -264,7 +264,67 @@
           : []),
       );
       $("history").hidden = true;
+      await loadApproval(b.id);
       await loadRows(true);
+    } catch (err) {
+      say(err.message, true);
+    }
+  }
+
+  // ---- approval (maker–checker) --------------------------------------------------------------------
+
+  async function loadApproval(id) {
+    const { approval } = await api(`/api/v1/batches/${encodeURIComponent(id)}/approval`);
+    $("approval").hidden = !approval;
+    if (!approval) return;
+    const count = `${approval.approvals.length} of ${approval.required} approval(s)`;
+    const status =
+      approval.status === "awaiting-approval"
+        ? `waiting for approval (${count}); expires ${approval.expiresAt}; nothing is paid until approved`
+        : approval.status === "rejected"
+          ? `rejected by ${approval.decidedBy} at ${approval.decidedAt}: ${approval.reason ?? ""}`
+          : approval.status === "expired"
+            ? `expired at ${approval.decidedAt ?? approval.expiresAt} (${count}); no row was paid`
+            : `approved at ${approval.decidedAt} (${count})`;
+    $("approval-summary").replaceChildren(
+      el("span", { class: `state state-${approval.status}` }, approval.status),
+      ` · ${status} · submitted by ${approval.submittedBy} at ${approval.requestedAt}`,
+    );
+    $("approval-list").replaceChildren(
+      ...approval.approvals.map((a) => el("li", {}, `approved by ${a.by} at ${a.at}`)),
+    );
+    // The server decides (role, never the submitter); the form is only offered where it could succeed.
+    $("approval-form").hidden = !(
+      approval.status === "awaiting-approval" &&
+      state.me.permissions.includes("batches.approve") &&
+      state.me.name !== approval.submittedBy
+    );
+  }
+
+  async function decide(action) {
+    const id = state.batch?.id;
+    if (!id) return;
+    const reason = $("reject-reason").value.trim();
+    if (action === "reject" && !reason) {
+      say("Say why the batch is rejected (the reason goes to the result file and the audit trail).", true);
+      $("reject-reason").focus();
+      return;
+    }
+    try {
+      const { outcome } = await api(`/api/v1/batches/${encodeURIComponent(id)}/${action}`, {
+        method: "POST",
+        json: action === "reject" ? { reason } : {},
+      });
+      await openBatch(id);
+      say(
+        outcome === "approved"
+          ? "Approved: the batch's rows are queued for payment."
+          : outcome === "recorded"
+            ? "Your approval is recorded; the batch waits for more approvers."
+            : outcome === "rejected"
+              ? "Rejected: every row is canceled."
+              : `Nothing changed (${outcome}).`,
+      );
     } catch (err) {
       say(err.message, true);
     }
@@ -438,6 +498,8 @@
   // ---- start --------------------------------------------------------------------------------------
 
   async function start() {
+    $("approve").addEventListener("click", () => decide("approve"));
+    $("reject").addEventListener("click", () => decide("reject"));
     state.me = await api("/api/v1/session");
     state.csrf = state.me.csrfToken;
     $("who").textContent = `${state.me.name} (${state.me.role})`;
