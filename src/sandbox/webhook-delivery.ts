@@ -34,6 +34,9 @@ export class WebhookDeliverer {
   private readonly inFlight = new Set<AbortController>();
   private readonly agent = new Agent({ connections: DELIVERY_CONNECTIONS, keepAliveTimeout: 10_000 });
   private closed = false;
+  private active = 0;
+  private waiting: { delivery: WebhookDelivery; attempt: number }[] = [];
+  private waitingHead = 0;
 
   constructor(
     private readonly state: SandboxState,
@@ -51,8 +54,32 @@ export class WebhookDeliverer {
     const copies = faults.duplicateWebhookRate > 0 && Math.random() < faults.duplicateWebhookRate ? 2 : 1;
     for (let i = 0; i < copies; i++) {
       const delay = faults.shuffleWebhooks ? Math.random() * SHUFFLE_MAX_DELAY_MS : 0;
-      this.timers.after(delay, () => this.attempt(event.delivery, 1));
+      this.timers.after(delay, () => this.start(event.delivery, 1));
     }
+  }
+
+  /**
+   * Runs an attempt when one of the `DELIVERY_CONNECTIONS` slots is free, else queues it (FIFO), so
+   * an attempt's 5 s time-out starts when it is sent, never while it waits for a connection.
+   */
+  private start(delivery: WebhookDelivery, attempt: number): void {
+    if (this.closed) return;
+    if (this.active >= DELIVERY_CONNECTIONS) {
+      this.waiting.push({ delivery, attempt });
+      return;
+    }
+    this.active++;
+    void this.attempt(delivery, attempt).finally(() => {
+      this.active--;
+      const next = this.waiting[this.waitingHead];
+      if (next === undefined) return;
+      this.waitingHead++;
+      if (this.waitingHead > 1024 && this.waitingHead * 2 > this.waiting.length) {
+        this.waiting = this.waiting.slice(this.waitingHead);
+        this.waitingHead = 0;
+      }
+      this.start(next.delivery, next.attempt);
+    });
   }
 
   private async attempt(delivery: WebhookDelivery, attempt: number): Promise<void> {
@@ -95,10 +122,7 @@ export class WebhookDeliverer {
       );
       return;
     }
-    this.timers.after(
-      this.retry.baseDelayMs * 2 ** (attempt - 1),
-      () => void this.attempt(delivery, attempt + 1),
-    );
+    this.timers.after(this.retry.baseDelayMs * 2 ** (attempt - 1), () => this.start(delivery, attempt + 1));
   }
 
   close(): void {
@@ -106,6 +130,8 @@ export class WebhookDeliverer {
     this.timers.close();
     for (const c of this.inFlight) c.abort();
     this.inFlight.clear();
+    this.waiting = [];
+    this.waitingHead = 0;
     void this.agent.destroy().catch(() => undefined);
   }
 }
