@@ -27,7 +27,7 @@ export function createProgressFeed(store: BatchStore, prefix: string, pollMs = P
     polling = true;
     try {
       const latest = await store.redis.zrevrange(store.keys.batches, 0, LATEST - 1);
-      const ids = new Set([...(await store.unfinishedBatchIds()), ...latest]);
+      const ids = new Set([...(await store.batchIdsAwaitingOutcomes()), ...latest]);
       const seen = new Map<string, string>();
       for (const id of ids) {
         const p = await store.progress(id);

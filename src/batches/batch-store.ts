@@ -224,14 +224,14 @@ export class BatchStore {
         ...(batch.submittedBy === undefined ? {} : { submittedBy: batch.submittedBy }),
       })
       .zadd(this.keys.batches, Date.parse(batch.createdAt) || Date.now(), batch.id)
-      .sadd(this.keys.incomplete, batch.id)
-      .sadd(this.keys.unfinished, batch.id)
+      .sadd(this.keys.awaitingEnqueue, batch.id)
+      .sadd(this.keys.awaitingOutcomes, batch.id)
       .exec();
   }
 
   /** Batches not yet marked finished (what the reconcile sweep looks at). */
-  async unfinishedBatchIds(): Promise<string[]> {
-    return this.redis.smembers(this.keys.unfinished);
+  async batchIdsAwaitingOutcomes(): Promise<string[]> {
+    return this.redis.smembers(this.keys.awaitingOutcomes);
   }
 
   /**
@@ -242,7 +242,7 @@ export class BatchStore {
     const results = await this.redis
       .multi()
       .hsetnx(this.keys.batch(batchId), "finishedAt", at)
-      .srem(this.keys.unfinished, batchId)
+      .srem(this.keys.awaitingOutcomes, batchId)
       .exec();
     const [err, set] = results?.[0] ?? [null, 0];
     if (err) throw err;
@@ -261,13 +261,13 @@ export class BatchStore {
     await this.redis
       .multi()
       .hset(this.keys.batch(batchId), "enqueueComplete", "1")
-      .srem(this.keys.incomplete, batchId)
+      .srem(this.keys.awaitingEnqueue, batchId)
       .exec();
   }
 
   /** Batches whose rows or enqueue were interrupted. */
-  async incompleteBatchIds(): Promise<string[]> {
-    return this.redis.smembers(this.keys.incomplete);
+  async batchIdsAwaitingEnqueue(): Promise<string[]> {
+    return this.redis.smembers(this.keys.awaitingEnqueue);
   }
 
   /** The newest batches first. */

@@ -4,8 +4,8 @@
  *
  *   <p>:batch:<id>                  hash   the batch record
  *   <p>:batches                     zset   batch ids by creation time (ms)
- *   <p>:batches:incomplete          set    batches whose rows or enqueue are not finished
- *   <p>:batches:unfinished          set    batches not every row of which is terminal yet (the sweep's list)
+ *   <p>:batches:incomplete          set    `awaitingEnqueue`: batches whose rows are not all recorded and enqueued
+ *   <p>:batches:unfinished          set    `awaitingOutcomes`: batches with a row not terminal yet (the sweep's list)
  *   <p>:file-sha256:<hex>           string batch id of a file's content (DUPLICATE_FILE)
  *   <p>:batch:<id>:rows             hash   row key → JSON {rowNumber, instruction, source} (written once)
  *   <p>:batch:<id>:invalid          hash   row number → JSON {source, problems}
@@ -15,6 +15,8 @@
  *   <p>:batch:<id>:attachments      hash   file path → att_ id (uploaded once per batch)
  *   <p>:batch:<id>:order            list   row keys in sheet order (result files stream by it)
  *   <p>:batch:<id>:open             zset   row key → last touch (ms) of rows with a payment not final yet
+ *
+ * (The two sets keep their old key names so data written by an earlier version is still found.)
  *
  * One static hash plus one small hash per row keeps 100k rows compact and lets a state change be
  * one atomic script over three keys.
@@ -27,8 +29,8 @@ export function redisLayout(prefix: string = DEFAULT_KEY_PREFIX) {
     prefix,
     batch,
     batches: `${prefix}:batches`,
-    incomplete: `${prefix}:batches:incomplete`,
-    unfinished: `${prefix}:batches:unfinished`,
+    awaitingEnqueue: `${prefix}:batches:incomplete`,
+    awaitingOutcomes: `${prefix}:batches:unfinished`,
     fileIndex: (sha256: string) => `${prefix}:file-sha256:${sha256}`,
     rows: (id: string) => `${batch(id)}:rows`,
     invalid: (id: string) => `${batch(id)}:invalid`,

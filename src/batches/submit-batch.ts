@@ -391,7 +391,7 @@ export async function resumeIncompleteBatches(
   gate?: SubmissionGate,
 ): Promise<string[]> {
   const finished: string[] = [];
-  for (const batchId of await store.incompleteBatchIds()) {
+  for (const batchId of await store.batchIdsAwaitingEnqueue()) {
     const batch = await store.getBatch(batchId);
     if (!batch) continue;
     await resumeBatch(store, enqueuer, batchId, gate);

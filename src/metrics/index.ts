@@ -101,7 +101,7 @@ export function registerStateGauges(
     registers: [registry],
     async collect() {
       this.reset();
-      const ids = await source.redis.smembers(keys.unfinished);
+      const ids = await source.redis.smembers(keys.awaitingOutcomes);
       const sums = Object.fromEntries(ROW_STATES.map((s) => [s, 0])) as Record<string, number>;
       const pipeline = source.redis.pipeline();
       for (const id of ids.slice(0, 1000)) pipeline.hgetall(keys.counts(id));

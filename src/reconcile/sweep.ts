@@ -40,7 +40,7 @@ export async function sweepOnce(options: SweepOptions): Promise<SweepReport> {
   // The index is scored in Redis's clock, so every worker's sweep agrees on what is stale.
   const now = await store.redisTimeMs();
   const report: SweepReport = { batches: 0, enqueued: 0, finished: 0, rowsRead: 0 };
-  for (const batchId of await store.unfinishedBatchIds()) {
+  for (const batchId of await store.batchIdsAwaitingOutcomes()) {
     const progress = await store.progress(batchId);
     // Still being submitted: its rows are not all recorded or queued yet.
     if (!progress?.batch.rowsRecorded || !progress.batch.enqueueComplete) continue;

@@ -261,6 +261,6 @@ describe("a lost webhook", () => {
       "finishedAt",
     );
     expect(batch?.finishedAt).toBeDefined();
-    expect(await s.h.store.unfinishedBatchIds()).not.toContain(batchId);
+    expect(await s.h.store.batchIdsAwaitingOutcomes()).not.toContain(batchId);
   });
 });

@@ -266,7 +266,7 @@ describe("submitBatch", () => {
       }),
     ).rejects.toThrow();
     const batchId = (await store.latestBatches(1))[0]?.id;
-    expect(await store.incompleteBatchIds()).toContain(batchId);
+    expect(await store.batchIdsAwaitingEnqueue()).toContain(batchId);
     await redis.hset(store.keys.batch(batchId!), "rowsRecorded", "0");
     await redis.unlink(store.keys.rows(batchId!), ...rows.map((r) => store.keys.row(batchId!, r.rowKey)));
     const worker = recordingEnqueuer();
@@ -276,6 +276,6 @@ describe("submitBatch", () => {
       expect.arrayContaining(rows.map((r) => r.rowKey)),
     );
     expect(await store.rowKeys(batchId!)).toHaveLength(rows.length);
-    expect(await store.incompleteBatchIds()).not.toContain(batchId);
+    expect(await store.batchIdsAwaitingEnqueue()).not.toContain(batchId);
   });
 });
