@@ -2,13 +2,13 @@
  * Payment creation, update and listing. `checkPaymentRules` is the pure rule set of the spec's payment
  * payload; the other functions apply it to the store.
  */
+import { needsEligibilityCheck } from "../delivery/index.js";
 import {
   type Account,
   accountCurrency,
   CARD_SUPERSEDED,
   type DeliveryPreference,
   FxPaymentCreate,
-  isFasterVariant,
   isFxDeliveryPreference,
   type Payment,
   type PaymentCreate,
@@ -121,9 +121,8 @@ export function checkPaymentRules(
     price = priceForeignAmount(expected, body.amount);
   }
   const usdAmount = price ? price.usdAmount : body.amount;
-  // Card-funded ACH and wire are fast by nature: no eligibility check for their replacement values.
-  const skipEligibility = cardFunded && (pref === "same-day-ach" || pref === "instant-domestic-wire");
-  if (isFasterVariant(pref) && !skipEligibility) {
+  // The card-funded exemption and the faster variants are src/delivery's rules, shared with intake.
+  if (needsEligibilityCheck(originating.type, pref)) {
     const result = fastPaymentEligibility({ deliveryPreference: pref, usdAmount, originating, receiving });
     if (!result.eligible) {
       throw validationError(
