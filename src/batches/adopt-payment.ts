@@ -31,6 +31,12 @@ export async function adoptPayment(
   });
 }
 
+/**
+ * The code of a row rejected because its reference already names someone else's payment. Such a row
+ * is never retried: a new attempt would pay that invoice again under `<reference>-r<n>`.
+ */
+export const REFERENCE_REUSED = "REFERENCE_REUSED";
+
 /** The message of a row rejected because its reference already paid something else. */
 export function referenceReusedMessage(externalId: string, payment: Payment): string {
   const batch = payment.metadata?.payouts_batch;

@@ -3,6 +3,7 @@ export {
   adoptPayment,
   isLivePayment,
   livePaymentOfAttempts,
+  REFERENCE_REUSED,
   referenceReusedMessage,
   rowIdempotencyKey,
 } from "./adopt-payment.js";

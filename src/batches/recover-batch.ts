@@ -10,7 +10,7 @@ import pLimit from "p-limit";
 import type { PayoutsClient } from "../payouts-api/index.js";
 import type { Payment } from "../payouts-api/wire-types.js";
 import { externalIdFor, metadataNamesRow, rowMetadataValue } from "../row-identity/index.js";
-import { adoptPayment, referenceReusedMessage } from "./adopt-payment.js";
+import { adoptPayment, REFERENCE_REUSED, referenceReusedMessage } from "./adopt-payment.js";
 import type { BatchStore } from "./batch-store.js";
 import type { ArchivedBatch } from "./instruction-archive.js";
 import { enqueueQueuedRows, type RowEnqueuer, type SubmissionGate } from "./submit-batch.js";
@@ -128,7 +128,7 @@ export async function recoverBatch(options: RecoverBatchOptions): Promise<Recove
           expectedAttempt: row.attempt,
           to: "rejected",
           fields: {
-            errorCode: "REFERENCE_REUSED",
+            errorCode: REFERENCE_REUSED,
             errorMessage: referenceReusedMessage(externalId, payment),
           },
           note: "found at recovery: reference already used",

@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
+import { REFERENCE_REUSED } from "./adopt-payment.js";
 import {
   luaAdoptableFromErrorTable,
   luaGiveUpTable,
@@ -198,7 +199,7 @@ local att = redis.call('HGET', KEYS[1], 'attempt')
 if ARGV[1] ~= att then return {'stale', cur, att} end
 if retryable[cur] ~= true then return {'refused', cur, att} end
 -- A reference already used by someone else's payment: a new attempt (a fresh externalId) would pay it again.
-if redis.call('HGET', KEYS[1], 'errorCode') == 'REFERENCE_REUSED' then return {'refused', cur, att} end
+if redis.call('HGET', KEYS[1], 'errorCode') == '${REFERENCE_REUSED}' then return {'refused', cur, att} end
 -- Canceled because its batch was rejected or expired unapproved: a retry would pay what nobody approved.
 local code = redis.call('HGET', KEYS[1], 'errorCode')
 if code == 'APPROVAL_REJECTED' or code == 'APPROVAL_EXPIRED' then return {'refused', cur, att} end

@@ -29,6 +29,7 @@ import {
   type BatchStore,
   isTerminalRowState,
   livePaymentOfAttempts,
+  REFERENCE_REUSED,
   type RowRecord,
   referenceReusedMessage,
   type StoredFxQuote,
@@ -150,7 +151,7 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
       await adoptPayment(store, ctx.row, payment, "adopted our earlier payment");
       return { outcome: "paid", paymentId: payment.id, how: "adopted" };
     }
-    throw new RowOutcomeError("REFERENCE_REUSED", referenceReusedMessage(ctx.externalId, payment));
+    throw new RowOutcomeError(REFERENCE_REUSED, referenceReusedMessage(ctx.externalId, payment));
   }
 
   /** Step 1: the row and its batch, or why this job has nothing to do. */

@@ -3,7 +3,7 @@
  * (failed, rejected, error, canceled) get a new attempt; every other row the operator named is left
  * alone with the reason, so nothing in flight or paid is ever sent twice (docs/design.md §3.4).
  */
-import { RETRYABLE_ROW_STATES, type RowState } from "../batches/index.js";
+import { REFERENCE_REUSED, RETRYABLE_ROW_STATES, type RowState } from "../batches/index.js";
 
 export class RowSpecError extends Error {
   override readonly name = "RowSpecError";
@@ -51,11 +51,8 @@ export interface RetryPlan {
   leftAlone: LeftAlone[];
 }
 
-/**
- * The code of a row rejected because its reference already names someone else's payment. A new
- * attempt would be paid under `<reference>-r<n>`, a fresh externalId: the invoice would be paid twice.
- */
-export const REFERENCE_REUSED = "REFERENCE_REUSED";
+/** Never retried (see src/batches/adopt-payment.ts, where the code is defined with its message). */
+export { REFERENCE_REUSED };
 
 /** Why a row in `state` (ended with `errorCode`) gets no new attempt, or undefined when it may be retried. */
 export function whyNotRetryable(state: RowState, errorCode?: string): string | undefined {
