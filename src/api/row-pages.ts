@@ -11,6 +11,7 @@
 import type { BatchStore, RowRecord, RowState } from "../batches/index.js";
 import { formatMinor } from "../money/index.js";
 
+const ROW_NUMBER = /^\{"rowNumber":(\d+)[,}]/;
 /** Entries read from the row hash per HSCAN call. */
 const SCAN_COUNT = 500;
 /** Entries looked at per request at most, whatever the filter (bounds the time of one request). */
@@ -77,7 +78,22 @@ function matches(r: RowRecord, filter: RowFilter): boolean {
     const q = filter.q.toLowerCase();
     const ref = (r.instruction.reference ?? r.rowKey).toLowerCase();
     const pay = (r.paymentId ?? "").toLowerCase();
-    if (!ref.startsWith(q) && !pay.startsWith(q)) return false;
+    if (!ref.startsWith(q) && !r.rowKey.toLowerCase().startsWith(q) && !pay.startsWith(q)) return false;
+  }
+  return true;
+}
+
+/** Whether a row may match, from its key and two fields only (no row is read whole to be refused). */
+function mayMatch(
+  rowKey: string,
+  state: string | null,
+  paymentId: string | null,
+  filter: RowFilter,
+): boolean {
+  if (filter.states && !filter.states.has(state as RowState)) return false;
+  if (filter.q) {
+    const q = filter.q.toLowerCase();
+    if (!rowKey.toLowerCase().startsWith(q) && !(paymentId ?? "").toLowerCase().startsWith(q)) return false;
   }
   return true;
 }
@@ -89,6 +105,8 @@ export async function pageRows(
 ): Promise<{ data: RowView[]; nextCursor: string | null }> {
   const { limit, filter } = options;
   const rowsKey = store.keys.rows(batchId);
+  const filtered = filter.states !== undefined || filter.q !== undefined;
+  const picked: string[] = [];
   const found: RowRecord[] = [];
   let exact: string | undefined;
   if (filter.q && !options.cursor) {
@@ -104,26 +122,41 @@ export async function pageRows(
   let scan = options.cursor?.scan ?? "0";
   let skip = options.cursor?.skip ?? 0;
   let looked = 0;
+  const finish = async (nextCursor: string | null) => {
+    found.push(...(await store.rowsPage(batchId, picked)).filter((r) => matches(r, filter)));
+    return { data: sorted(found), nextCursor };
+  };
   for (;;) {
+    // (HSCAN NOVALUES would spare the values, but needs Redis 7.4.)
     const [next, flat] = await store.redis.hscan(rowsKey, scan, "COUNT", SCAN_COUNT);
-    const keys: string[] = [];
-    for (let i = 0; i < flat.length; i += 2) keys.push(flat[i]!);
-    const rows = await store.rowsPage(batchId, keys.slice(skip));
-    const byKey = new Map(rows.map((r) => [r.rowKey, r]));
-    for (let i = skip; i < keys.length; i++) {
-      const r = byKey.get(keys[i]!);
+    const all = flat.filter((_, i) => i % 2 === 0);
+    const keys = all.slice(skip);
+    // With a filter, only state and payment id are read for each row looked at; whole rows are read
+    // for the matches alone.
+    let fields: ([string | null, string | null] | undefined)[] = [];
+    if (filtered && keys.length > 0) {
+      const pipeline = store.redis.pipeline();
+      for (const k of keys) pipeline.hmget(store.keys.row(batchId, k), "state", "paymentId");
+      fields = ((await pipeline.exec()) ?? []).map(([err, v]) =>
+        err ? undefined : (v as [string | null, string | null]),
+      );
+    }
+    for (let i = 0; i < keys.length; i++) {
+      const rowKey = keys[i]!;
       looked++;
-      if (r && r.rowKey !== exact && matches(r, filter)) found.push(r);
-      if (found.length >= limit) {
-        const done = i + 1 >= keys.length && next === "0";
-        const cursor = i + 1 >= keys.length ? { scan: next, skip: 0 } : { scan, skip: i + 1 };
-        return { data: sorted(found), nextCursor: done ? null : encodeCursor(cursor) };
+      const f = fields[i];
+      if (rowKey !== exact && (!filtered || (f && mayMatch(rowKey, f[0], f[1], filter)))) picked.push(rowKey);
+      if (found.length + picked.length >= limit) {
+        const consumed = skip + i + 1;
+        const done = consumed >= all.length && next === "0";
+        const cursor = consumed >= all.length ? { scan: next, skip: 0 } : { scan, skip: consumed };
+        return finish(done ? null : encodeCursor(cursor));
       }
     }
-    if (next === "0") return { data: sorted(found), nextCursor: null };
+    if (next === "0") return finish(null);
     scan = next;
     skip = 0;
-    if (looked >= SCAN_BUDGET) return { data: sorted(found), nextCursor: encodeCursor({ scan, skip: 0 }) };
+    if (looked >= SCAN_BUDGET) return finish(encodeCursor({ scan, skip: 0 }));
   }
 }
 
@@ -145,11 +178,13 @@ export async function rowByNumber(
   if ((await redis.hget(indexKey, "complete")) !== "1") {
     let scan = "0";
     do {
-      const [next, flat] = await redis.hscan(store.keys.rows(batchId), scan, "COUNT", 1000);
+      const [next, flat] = await redis.hscan(store.keys.rows(batchId), scan, "COUNT", 5000);
       const fields: string[] = [];
       for (let i = 0; i < flat.length; i += 2) {
-        const n = (JSON.parse(flat[i + 1]!) as { rowNumber: number }).rowNumber;
-        fields.push(String(n), flat[i]!);
+        // The record starts with its row number: read it without parsing the whole JSON.
+        const json = flat[i + 1]!;
+        const n = ROW_NUMBER.exec(json)?.[1] ?? String((JSON.parse(json) as { rowNumber: number }).rowNumber);
+        fields.push(n, flat[i]!);
       }
       if (fields.length > 0) await redis.hset(indexKey, ...fields);
       scan = next;

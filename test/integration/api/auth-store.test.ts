@@ -128,7 +128,9 @@ describe("AuditTrail", () => {
 
 describe("payouts user / payouts token", () => {
   // Each command is a child process (seconds on a loaded machine): few calls, each asserting much.
-  it("adds a user with the password from standard input, lists them, refuses a weak password", async () => {
+  it("adds a user with the password from standard input, lists them, refuses a weak password", {
+    timeout: 120_000,
+  }, async () => {
     const added = await cli(["user", "add", "ops-lead", "--role", "admin"], "a long admin password\n");
     expect(added).toMatchObject({ code: 0 });
     expect(added.stdout).toContain("ops-lead added with role admin");
@@ -140,7 +142,9 @@ describe("payouts user / payouts token", () => {
     expect(weak.stderr).toContain("at least 10 characters");
   });
 
-  it("prints a token once, revokes it, and both changes are in the audit trail", async () => {
+  it("prints a token once, revokes it, and both changes are in the audit trail", {
+    timeout: 120_000,
+  }, async () => {
     const created = await cli(["token", "create", "nightly-erp", "--role", "submitter"]);
     expect(created.code).toBe(0);
     const token = created.stdout.trim();
