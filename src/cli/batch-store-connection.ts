@@ -14,7 +14,14 @@ export async function withBatchStore<T>(
 
 /** A connection to REDIS_URL for one command (users, tokens, batches); a usage error if Redis is away. */
 export async function withRedis<T>(config: AppConfig, use: (redis: Redis) => Promise<T>): Promise<T> {
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
+  // Never reconnects (see connectRedis failFast): a command fails in one line rather than going on
+  // against a Redis that came back without its data; the listener keeps ioredis from printing stacks.
+  const redis = new Redis(config.redisUrl, {
+    maxRetriesPerRequest: 1,
+    lazyConnect: true,
+    retryStrategy: () => null,
+  });
+  redis.on("error", () => undefined);
   try {
     await redis.connect().catch((err: Error) => {
       throw new CliError(`cannot reach Redis at REDIS_URL: ${err.message}`, EXIT.usage);

@@ -20,7 +20,7 @@ import { registerValidate } from "./commands/validate.js";
 import { registerWatch } from "./commands/watch.js";
 import { registerWebhook } from "./commands/webhook.js";
 import { registerPipelineCommands } from "./commands/worker.js";
-import { CliError, EXIT } from "./exit-codes.js";
+import { CliError, EXIT, environmentFailure } from "./exit-codes.js";
 import { packageVersion } from "./options.js";
 
 export function buildProgram(): Command {
@@ -71,6 +71,11 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CliError || err instanceof ConfigError) {
       process.stderr.write(`payouts: ${err.message}\n`);
       return err instanceof CliError ? err.exitCode : EXIT.usage;
+    }
+    const environment = environmentFailure(err);
+    if (environment) {
+      process.stderr.write(`payouts: ${environment}\n`);
+      return EXIT.usage;
     }
     process.stderr.write(
       `payouts: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,

@@ -42,11 +42,34 @@ import { closeWorkerWithin, createPaymentWorker, type PaymentWorkerLogger } from
  * commands issued in one tick into one socket write: with dozens of jobs in flight that saves most
  * write syscalls. Not for a connection that runs blocking commands (BullMQ's worker connection).
  */
-export function connectRedis(url: string, options: { autoPipelining?: boolean } = {}): Redis {
-  return new Redis(url, {
+export function connectRedis(
+  url: string,
+  options: { autoPipelining?: boolean; failFast?: boolean } = {},
+): Redis {
+  const redis = new Redis(url, {
     maxRetriesPerRequest: null,
     enableAutoPipelining: options.autoPipelining === true,
+    // A one-shot command never reconnects: Redis may come back empty (restarted without its data),
+    // and a command that went on writing into it would report work Redis did not keep. Every pending
+    // and later command fails instead ("Connection is closed."), and the command says so.
+    ...(options.failFast ? { retryStrategy: () => null } : {}),
   });
+  // The failure reaches whoever needs Redis through the rejected command (a one-shot command fails
+  // with one line; long-running services log it through BullMQ's worker "error" events and retry).
+  // Without a listener ioredis prints a stack trace for every reconnection attempt.
+  redis.on("error", () => undefined);
+  return redis;
+}
+
+/**
+ * True for the errors a Redis connection gives when Redis is unreachable or went away mid-way (as
+ * ioredis and BullMQ raise them), so commands can say "Redis" in one line instead of a stack trace.
+ */
+export function isRedisUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if (err.name === "MaxRetriesPerRequestError") return true;
+  if (/^Connection is closed\.?$|enableOfflineQueue|^Redis connection lost/i.test(err.message)) return true;
+  return false;
 }
 
 /**
@@ -98,6 +121,11 @@ export interface PipelineSettings {
    * way of submitting can forget the rules (docs/design.md §3.10).
    */
   approval?: ApprovalPolicy;
+  /**
+   * For one-shot commands (submit, retry, recover): a lost Redis connection fails the command rather
+   * than waiting for Redis to come back (see connectRedis). Long-running services reconnect.
+   */
+  failFast?: boolean;
 }
 
 export interface Pipeline {
@@ -117,12 +145,15 @@ export function openPipeline(settings: PipelineSettings): Pipeline {
   const prefix = settings.prefix ?? DEFAULT_KEY_PREFIX;
   // The store and the queue get their own connections: BullMQ loads ~40 scripts onto its connection,
   // and ioredis copies every loaded script into each pipeline it builds (auto-pipelining builds many).
-  const redis = connectRedis(settings.redisUrl, { autoPipelining: true });
-  const queueConnection = connectRedis(settings.redisUrl);
+  const failFast = settings.failFast === true;
+  const redis = connectRedis(settings.redisUrl, { autoPipelining: true, failFast });
+  const queueConnection = connectRedis(settings.redisUrl, { failFast });
   const store = new BatchStore(redis, { prefix });
   const approvals = new ApprovalStore(redis, { prefix });
   const gate = approvalGate(approvals, settings.approval ?? loadApprovalPolicy());
   const queue = createPaymentQueue(queueConnection, prefix);
+  // BullMQ re-emits connection errors on the queue; the command that needed the queue fails instead.
+  queue.on("error", () => undefined);
   const enqueuer = paymentQueueEnqueuer(queue, { ...DEFAULT_PAYMENT_JOB_SETTINGS, ...settings.jobs });
   let closing: Promise<void> | undefined;
   return {
@@ -155,16 +186,49 @@ export async function submitToPipeline(
 ): Promise<SubmitBatchResult> {
   const pipeline = openPipeline(settings);
   try {
-    return await submitBatch({
+    const result = await submitBatch({
       ...input,
       submittedBy: input.submittedBy ?? cliIdentity(),
       store: pipeline.store,
       enqueuer: pipeline.enqueuer,
       gate: pipeline.gate,
     });
+    await confirmKept(pipeline.store, result);
+    return result;
   } finally {
     await pipeline.close();
   }
+}
+
+/** Redis does not hold a batch the way its submission just wrote it (issue 13, point 7). */
+export class SubmissionNotKeptError extends Error {
+  override readonly name = "SubmissionNotKeptError";
+  constructor(
+    readonly batchId: string,
+    what: string,
+  ) {
+    super(
+      `Redis did not keep batch ${batchId} (${what}): it lost data while the batch was submitted. ` +
+        "Submit the same file again: it finishes the submission, or says how to recover it; nothing is paid twice",
+    );
+  }
+}
+
+/**
+ * Reads back what a submission claims it wrote before anyone is told it succeeded: the batch record,
+ * complete (or, when it waits for approval, with its rows recorded), and one row per valid row. A
+ * Redis that restarted without its data (or was flushed) during the submission would otherwise let a
+ * submitter report a batch id that `payouts status` does not know.
+ */
+async function confirmKept(store: BatchStore, result: SubmitBatchResult): Promise<void> {
+  const progress = await store.progress(result.batchId);
+  if (!progress) throw new SubmissionNotKeptError(result.batchId, "no batch record");
+  const { batch, counts } = progress;
+  const finished = result.awaitingApproval === true ? batch.rowsRecorded : batch.enqueueComplete;
+  if (!finished) throw new SubmissionNotKeptError(result.batchId, "its record is not marked complete");
+  const rows = Object.values(counts).reduce((sum, n) => sum + n, 0);
+  if (rows !== batch.rowCount)
+    throw new SubmissionNotKeptError(result.batchId, `${rows} of its ${batch.rowCount} rows are recorded`);
 }
 
 /**

@@ -42,7 +42,7 @@ export function registerRecover(program: Command): void {
         entityId: api.entityId,
         timeoutMs: config.apiTimeoutMs,
       });
-      const pipeline = openPipeline({ redisUrl: config.redisUrl, prefix: opts.redisPrefix });
+      const pipeline = openPipeline({ redisUrl: config.redisUrl, prefix: opts.redisPrefix, failFast: true });
       try {
         const result = await recoverBatch({
           store: pipeline.store,

@@ -54,7 +54,7 @@ export async function runRetry(
     throw err;
   }
   const config = loadConfig();
-  const pipeline = openPipeline({ redisUrl: config.redisUrl, prefix: flags.redisPrefix });
+  const pipeline = openPipeline({ redisUrl: config.redisUrl, prefix: flags.redisPrefix, failFast: true });
   // Optional: without the service, rows in `error` are left alone with the reason (never paid blind).
   const ledger =
     config.apiUrl && config.apiKey

@@ -63,7 +63,7 @@ export async function runSubmit(
     const outcome = await submitSheet({
       sheetPath,
       api: connection.api,
-      pipeline: { redisUrl: config.redisUrl, prefix: flags.redisPrefix },
+      pipeline: { redisUrl: config.redisUrl, prefix: flags.redisPrefix, failFast: true },
       dataDir: config.dataDir,
       entityId: config.entityId,
       onInvalid: flags.onInvalid,

@@ -1,0 +1,196 @@
+/**
+ * Issue 13, point 7: a command that loses Redis (or never reaches it, or cannot reach the Payouts
+ * Service) ends with exit 2 and one clear line: no ioredis "Unhandled error event", no stack trace;
+ * and `payouts submit` never reports a batch id that Redis did not keep. Real `payouts submit`
+ * processes of the built CLI, a private redis-server killed and restarted under them, the sandbox.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
+import { spawnCli } from "../pipeline/processes.js";
+import { freePort, type RestartableRedis, startRestartableRedis } from "../restartable-redis.js";
+
+const ROWS = 5_000;
+const prefix = "loss";
+let sandbox: RunningSandbox;
+let dir: string;
+
+beforeAll(async () => {
+  sandbox = await startSandbox();
+  dir = await mkdtemp(path.join(os.tmpdir(), "payouts-redis-loss-"));
+});
+
+afterAll(async () => {
+  await sandbox.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A valid sheet of `rows` rows (the sandbox's sample accounts), distinct per `label`. */
+async function sheet(label: string, rows: number): Promise<string> {
+  const lines = ["reference,from_account,to_account,amount,currency,delivery"];
+  for (let i = 1; i <= rows; i++)
+    lines.push(`${label}-${i},ops-checking,vendor-ach,${(10 + (i % 50)).toFixed(2)},USD,standard-ach`);
+  const file = path.join(dir, `${label}.csv`);
+  await writeFile(file, `${lines.join("\n")}\n`);
+  return file;
+}
+
+function envFor(redisUrl: string, dataDir: string, apiUrl = sandbox.url): Record<string, string> {
+  return {
+    PAYOUTS_API_URL: apiUrl,
+    PAYOUTS_API_KEY: sandbox.apiKey,
+    REDIS_URL: redisUrl,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: "warn",
+  };
+}
+
+async function run(args: string[], env: Record<string, string>) {
+  const p = spawnCli(args, env);
+  const code = await p.exited;
+  return { code, output: p.output };
+}
+
+/** Exactly one line, starting `payouts:`, with no stack frames nor ioredis noise. */
+function expectOneClearLine(output: string[], mentions: RegExp): void {
+  expect(output, output.join("\n")).toHaveLength(1);
+  expect(output[0]).toMatch(/^payouts: /);
+  expect(output[0]).toMatch(mentions);
+  expect(output[0]).not.toMatch(/ioredis|Unhandled|\n\s+at /);
+}
+
+/**
+ * Runs `payouts submit` of a 5,000-row sheet and takes Redis away as soon as the first chunk of rows
+ * is recorded (mid-way through recording and enqueueing), then brings it back.
+ */
+async function submitLosingRedis(
+  redis: RestartableRedis,
+  file: string,
+  dataDir: string,
+  signal: "SIGTERM" | "SIGKILL",
+): Promise<{ code: number | string; output: string[]; batchId: string | undefined; cut: boolean }> {
+  const submit = spawnCli(["submit", file, "--redis-prefix", prefix], envFor(redis.url, dataDir));
+  const probe = new Redis(redis.url, { maxRetriesPerRequest: 0, retryStrategy: () => null });
+  probe.on("error", () => undefined);
+  let batchId: string | undefined;
+  let cut = false;
+  let exited = false;
+  void submit.exited.then(() => {
+    exited = true;
+  });
+  try {
+    // Validation of 5,000 rows comes first; the batch is recorded after it. Wait on that, generously.
+    const deadline = Date.now() + 120_000;
+    while (!exited && Date.now() < deadline) {
+      batchId ??= (await probe.zrange(`${prefix}:batches`, 0, 0))[0];
+      if (batchId && (await probe.llen(`${prefix}:batch:${batchId}:order`)) > 0) {
+        cut = true;
+        break;
+      }
+      await sleep(2);
+    }
+  } finally {
+    probe.disconnect();
+  }
+  if (cut) await redis.restart(signal);
+  const code = await submit.exited;
+  return { code, output: submit.output, batchId, cut };
+}
+
+/** The lines a failure printed (the validation summary before them is fine), or stack and ioredis noise. */
+function failureLines(output: string[]): string[] {
+  return output.filter((l) => l.startsWith("payouts:") || /ioredis|^\s+at /.test(l));
+}
+
+function expectCutInOneLine(r: { code: number | string; output: string[]; cut: boolean }): void {
+  expect(r.cut, `submit ended before the rows were recorded: ${r.output.join("\n")}`).toBe(true);
+  expect(r.code).toBe(2);
+  expectOneClearLine(failureLines(r.output), /Redis/);
+}
+
+describe("a command that loses Redis mid-way", () => {
+  it("submit: Redis killed while 5,000 rows are recorded and comes back empty: exit 2, one line, no batch id; the same file again points to `payouts recover`", async () => {
+    const redis = await startRestartableRedis({
+      dir: await mkdtemp(path.join(dir, "r1-")),
+      persistence: "none",
+    });
+    const dataDir = await mkdtemp(path.join(dir, "data1-"));
+    try {
+      const file = await sheet("lost", ROWS);
+      const r = await submitLosingRedis(redis, file, dataDir, "SIGKILL");
+      expectCutInOneLine(r);
+      expect(r.output).not.toContain(r.batchId); // no batch id is reported as submitted
+
+      // The batch is not in Redis; `status` says so (and does not crash).
+      const status = await run(["status", r.batchId!, "--redis-prefix", prefix], envFor(redis.url, dataDir));
+      expect(status.code).not.toBe(0);
+      expect(status.output.join("\n")).toMatch(/no batch/i);
+
+      // The archive on disk remembers the file: submitting it again is refused with the way out.
+      const again = await run(["submit", file, "--redis-prefix", prefix], envFor(redis.url, dataDir));
+      expect(again.code).toBe(1);
+      expect(again.output.join("\n")).toContain(`payouts recover ${r.batchId}`);
+    } finally {
+      await redis.stop("SIGKILL");
+    }
+  }, 300_000);
+
+  it("submit: Redis shut down mid-way and back with its data (AOF): exit 2, one line; the same file again finishes that batch, all 5,000 rows", async () => {
+    const redis = await startRestartableRedis({
+      dir: await mkdtemp(path.join(dir, "r2-")),
+      persistence: "aof",
+    });
+    const dataDir = await mkdtemp(path.join(dir, "data2-"));
+    try {
+      const file = await sheet("kept", ROWS);
+      const r = await submitLosingRedis(redis, file, dataDir, "SIGTERM");
+      expectCutInOneLine(r);
+
+      const again = await run(["submit", file, "--redis-prefix", prefix], envFor(redis.url, dataDir));
+      expect(again.code, again.output.join("\n")).toBe(0);
+      expect(again.output.join("\n")).toContain(
+        `finished the interrupted submission of this file (batch ${r.batchId})`,
+      );
+      expect(again.output).toContain(r.batchId);
+      const status = await run(["status", r.batchId!, "--redis-prefix", prefix], envFor(redis.url, dataDir));
+      expect(status.code).toBe(0);
+      expect(status.output.join("\n")).toContain(String(ROWS));
+    } finally {
+      await redis.stop("SIGKILL");
+    }
+  }, 300_000);
+});
+
+describe("a command whose Redis or Payouts Service cannot be reached", () => {
+  let nowhere: string;
+  beforeAll(async () => {
+    nowhere = `redis://127.0.0.1:${await freePort()}`;
+  });
+
+  it("status with no Redis: exit 2, one line", async () => {
+    const r = await run(["status", "--redis-prefix", prefix], envFor(nowhere, dir));
+    expect(r.code).toBe(2);
+    expectOneClearLine(r.output, /Redis/);
+  });
+
+  it("submit with no Redis: exit 2, one line after the validation summary", async () => {
+    const file = await sheet("no-redis", 3);
+    const r = await run(["submit", file, "--redis-prefix", prefix], envFor(nowhere, dir));
+    expect(r.code).toBe(2);
+    expectOneClearLine(failureLines(r.output), /Redis/);
+  });
+
+  it("submit with no Payouts Service: exit 2, one line", async () => {
+    const file = await sheet("no-api", 3);
+    const r = await run(
+      ["submit", file, "--redis-prefix", prefix],
+      envFor(nowhere, dir, `http://127.0.0.1:${await freePort()}`),
+    );
+    expect(r.code).toBe(2);
+    expectOneClearLine(r.output, /cannot reach the Partner Payouts Service/);
+  });
+});
