@@ -16,6 +16,7 @@ import type { Redis } from "ioredis";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { ROW_STATES, redisLayout } from "../batches/index.js";
 import type { RequestHooks } from "../payouts-api/index.js";
+import { isJobGivenUp } from "../pipeline/index.js";
 
 export const processRegistry = new Registry();
 collectDefaultMetrics({ register: processRegistry, prefix: "payouts_" });
@@ -65,9 +66,8 @@ export function watchPaymentWorker(worker: Worker): void {
     paymentsTotal.inc({ outcome });
   });
   worker.on("failed", (job, err) => {
-    const final =
-      err?.name === "UnrecoverableError" ||
-      (job !== undefined && job.attemptsMade >= (job.opts.attempts ?? 1));
+    // A failure without its job (BullMQ's rare case) cannot be retried by us either: counted as final.
+    const final = job === undefined || isJobGivenUp(job, err);
     paymentsTotal.inc({ outcome: final ? "error" : "retrying" });
   });
 }

@@ -10,6 +10,7 @@ import { request } from "undici";
 import type { ApprovalRecord } from "../approvals/index.js";
 import type { BatchProgress, BatchStore } from "../batches/index.js";
 import { formatMinor } from "../money/index.js";
+import { backoffDelayMs, DEFAULT_NOTIFY_RETRY_OPTIONS, type RetryOptions } from "../payouts-api/index.js";
 import { defaultResultPath, type ResultOutbox } from "../results/index.js";
 import { signWebhookPayload } from "../webhooks/index.js";
 
@@ -91,9 +92,9 @@ export function batchFinishedSummary(
 export interface NotifyOptions {
   url: string;
   secret: string;
-  /** Tries in all (default 5), waiting 1 s, 2 s, 4 s… between them. */
-  attempts?: number;
-  baseDelayMs?: number;
+  /** Retries of the POST; missing fields use DEFAULT_NOTIFY_RETRY_OPTIONS (payouts-api/retry-policy.ts). */
+  retry?: Partial<RetryOptions>;
+  /** Time-out of one try, ms. Default 10 000. */
   timeoutMs?: number;
 }
 
@@ -107,10 +108,9 @@ export async function sendBatchFinished(
 ): Promise<number> {
   const body = Buffer.from(JSON.stringify(summary));
   const signature = signWebhookPayload(options.secret, body);
-  const attempts = options.attempts ?? 5;
-  const baseDelayMs = options.baseDelayMs ?? 1_000;
+  const retry: RetryOptions = { ...DEFAULT_NOTIFY_RETRY_OPTIONS, ...options.retry };
   let lastStatus = 0;
-  for (let attempt = 1; attempt <= attempts; attempt++) {
+  for (let attempt = 1; attempt <= retry.maxAttempts; attempt++) {
     try {
       const res = await request(options.url, {
         method: "POST",
@@ -129,7 +129,8 @@ export async function sendBatchFinished(
     } catch {
       lastStatus = 0;
     }
-    if (attempt < attempts) await sleep(baseDelayMs * 2 ** (attempt - 1));
+    // Any failure is retried (the receiver dedupes on the notification id), with the client's backoff.
+    if (attempt < retry.maxAttempts) await sleep(backoffDelayMs(attempt, retry, Math.random));
   }
   return lastStatus;
 }

@@ -32,6 +32,8 @@ export type { ReadOptions, WriteOptions } from "./resources/resource-context.js"
 export {
   backoffDelayMs,
   classifyFailure,
+  DEFAULT_JOB_RETRY_SETTINGS,
+  DEFAULT_NOTIFY_RETRY_OPTIONS,
   DEFAULT_RETRY_OPTIONS,
   decideRetry,
   endsRowOnLastTry,
@@ -39,12 +41,15 @@ export {
   isFinalError,
   isFinalForRow,
   isRateLimited,
+  type JobRetrySettings,
+  jobRetryOptions,
   REQUEST_WINDOW_MARGIN_MS,
   type RetryDecision,
   type RetryOptions,
   type RetryReason,
   requestWindowMs,
   retryReasonOf,
+  WORKER_CLIENT_RETRY,
 } from "./retry-policy.js";
 export {
   createSharedRateLimiter,

@@ -1,11 +1,26 @@
 /**
- * THE retry rule of the Payouts client, as one pure function. Every try of a request carries the same
- * Idempotency-Key and the same body bytes, so sending it again is safe whenever the service may not
- * have completed it: transport failures, timeouts, 429, 5xx and 409 `IDEMPOTENCY_KEY_IN_PROGRESS`
- * (the first try is still running there). Any other 4xx is the request's own fault and final.
+ * THE retry policy of payouts, in one module: when a failure is tried again, how often, how long apart,
+ * for both layers that retry.
+ *
+ * 1. **An HTTP call** ({@link RetryOptions}): the client sends the same request again, with the same
+ *    Idempotency-Key and the same body bytes, so a retry is safe whenever the service may not have
+ *    completed it: transport failures, time-outs, 429, 5xx and 409 `IDEMPOTENCY_KEY_IN_PROGRESS`
+ *    (the first try is still running there). Any other 4xx is the request's own fault and final.
+ *    The batch-finished notification (src/notify) retries its POST with the same backoff.
+ * 2. **A job** ({@link JobRetrySettings}): a BullMQ job whose call still failed after the client's
+ *    own tries runs again later, up to its attempts, with exponential backoff: the payment job
+ *    (src/pipeline) and the reconcile job (src/reconcile).
+ *
+ * Which failure is which is decided once, by {@link classifyFailure}; `isFinalError`, `isFinalForRow`
+ * and the payment job's give-up rule (`endsRowOnLastTry`) are read off that classification. A job
+ * that stalled too often is recognised by BullMQ's own signal (`job.deferredFailure`, see
+ * `isJobGivenUp` in src/pipeline/payment-worker.ts), never by matching error text.
+ *
+ * Every setting is documented once, here, with its default.
  */
 import { PayoutsApiConnectionError, PayoutsApiError } from "./errors.js";
 
+/** Layer 1: the retries of one HTTP call. */
 export interface RetryOptions {
   /** Total tries including the first. Default 4. 1 disables retries. */
   maxAttempts: number;
@@ -27,6 +42,52 @@ export const DEFAULT_RETRY_OPTIONS: Readonly<RetryOptions> = {
   maxRetryAfterMs: 60_000,
 };
 
+/**
+ * Layer 1 for the payment worker's client: two quick tries, then the job's retries (same key, same
+ * body) take over, so a row's job never sits long inside one HTTP call. A `Retry-After` is never
+ * waited out inside the call: the queue pauses instead (src/pipeline/payment-worker.ts).
+ */
+export const WORKER_CLIENT_RETRY: Readonly<RetryOptions> = {
+  maxAttempts: 2,
+  baseDelayMs: 100,
+  maxDelayMs: 1_000,
+  maxRetryAfterMs: 0,
+};
+
+/**
+ * Layer 1 for the batch-finished and awaiting-approval notifications (NOTIFY_URL): a receiver that is
+ * down for a minute still gets them. Any non-2xx answer or connection failure is retried: the
+ * receiver dedupes on the notification id, so a second delivery is harmless.
+ */
+export const DEFAULT_NOTIFY_RETRY_OPTIONS: Readonly<RetryOptions> = {
+  maxAttempts: 5,
+  baseDelayMs: 1_000,
+  maxDelayMs: 10_000,
+  maxRetryAfterMs: 60_000,
+};
+
+/** Layer 2: the retries of a queue job whose call still failed after the client's own tries. */
+export interface JobRetrySettings {
+  /**
+   * Tries per job, the first included. Default 8. After the last, a payment row whose outcome is
+   * unknown becomes `error` ({@link endsRowOnLastTry}); a reconcile job is left to the next sweep.
+   */
+  attempts: number;
+  /** Wait before the job's first retry, ms; doubles on each further retry (BullMQ's exponential). Default 1000. */
+  backoffMs: number;
+}
+
+/** Payment jobs (src/pipeline) and reconcile jobs (src/reconcile) share these. */
+export const DEFAULT_JOB_RETRY_SETTINGS: Readonly<JobRetrySettings> = { attempts: 8, backoffMs: 1_000 };
+
+/** The BullMQ job options of {@link JobRetrySettings} (structurally BullMQ's `attempts` and `backoff`). */
+export function jobRetryOptions(settings: JobRetrySettings): {
+  attempts: number;
+  backoff: { type: "exponential"; delay: number };
+} {
+  return { attempts: settings.attempts, backoff: { type: "exponential", delay: settings.backoffMs } };
+}
+
 export type RetryReason =
   | "transport"
   | "timeout"
@@ -44,7 +105,7 @@ export type RetryDecision =
 /**
  * What a failed call to the service means: THE classification every retry rule is derived from
  * (the client's own retries here, `isFinalError`, the payment job's `isFinalForRow` and its give-up
- * rule in pipeline/payment-outcome.ts).
+ * rule `endsRowOnLastTry`, both used by pipeline/payment-processor.ts).
  *
  * - `transient`: the same request may succeed if sent again (connection reset or refused, time-out,
  *   5xx, 409 `IDEMPOTENCY_KEY_IN_PROGRESS`). Retried with the same key and body.

@@ -12,16 +12,15 @@ export {
 export {
   bullPrefix,
   createPaymentQueue,
-  DEFAULT_PAYMENT_JOB_SETTINGS,
   PAYMENT_QUEUE_NAME,
   type PaymentJobData,
-  type PaymentJobSettings,
   paymentJobOptions,
   paymentQueueEnqueuer,
 } from "./payment-queue.js";
 export {
   closeWorkerWithin,
   createPaymentWorker,
+  isJobGivenUp,
   type PaymentWorkerLogger,
   type PaymentWorkerOptions,
 } from "./payment-worker.js";
@@ -39,6 +38,5 @@ export {
   shutdownBudget,
   startPaymentService,
   submitToPipeline,
-  WORKER_CLIENT_RETRY,
   workerSendWindowMs,
 } from "./pipeline-runtime.js";

@@ -6,6 +6,7 @@
 import { type JobsOptions, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { RowEnqueuer, RowJobRequest } from "../batches/index.js";
+import { DEFAULT_JOB_RETRY_SETTINGS, type JobRetrySettings, jobRetryOptions } from "../payouts-api/index.js";
 
 export const PAYMENT_QUEUE_NAME = "payments";
 
@@ -15,24 +16,15 @@ export interface PaymentJobData {
   attempt: number;
 }
 
-export interface PaymentJobSettings {
-  /** Tries per job (transport faults); after the last the row becomes `error`. Default 8. */
-  attempts: number;
-  /** First retry delay of the exponential backoff, ms (then doubling). Default 1000. */
-  backoffMs: number;
-}
-
-export const DEFAULT_PAYMENT_JOB_SETTINGS: Readonly<PaymentJobSettings> = { attempts: 8, backoffMs: 1000 };
-
 /** BullMQ's key prefix under the store's prefix, so one prefix isolates a whole installation or test. */
 export function bullPrefix(prefix: string): string {
   return `${prefix}:bull`;
 }
 
-export function paymentJobOptions(settings: PaymentJobSettings): JobsOptions {
+/** A payment job's options: the shared job retry policy (payouts-api/retry-policy.ts) and its clean-up. */
+export function paymentJobOptions(settings: JobRetrySettings): JobsOptions {
   return {
-    attempts: settings.attempts,
-    backoff: { type: "exponential", delay: settings.backoffMs },
+    ...jobRetryOptions(settings),
     // A finished row lives on in its Redis record; the job is not needed any more. A re-add of the
     // id later is harmless: the row is past `queued`, so the worker does nothing.
     removeOnComplete: true,
@@ -49,7 +41,7 @@ export function createPaymentQueue(connection: Redis, prefix: string): Queue<Pay
 /** Adds rows to the queue with `addBulk` (the caller chunks, ~1000 at a time). */
 export function paymentQueueEnqueuer(
   queue: Queue<PaymentJobData>,
-  settings: PaymentJobSettings = DEFAULT_PAYMENT_JOB_SETTINGS,
+  settings: JobRetrySettings = DEFAULT_JOB_RETRY_SETTINGS,
 ): RowEnqueuer {
   const opts = paymentJobOptions(settings);
   return {

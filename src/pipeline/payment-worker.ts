@@ -41,6 +41,21 @@ export interface PaymentWorkerOptions {
   logger?: PaymentWorkerLogger;
 }
 
+/**
+ * The job layer's give-up rule: BullMQ will not run this failed job again. Either its tries are used
+ * up, or it was failed for good: by us (an `UnrecoverableError` after the row was recorded `rejected`
+ * or `error`), or by BullMQ for a job that stalled more often than allowed, which BullMQ signals by
+ * setting the job's `deferredFailure` (it then fails it without running our processor). Known by
+ * those signals, never by matching error text.
+ */
+export function isJobGivenUp(
+  job: Pick<Job, "attemptsMade" | "opts" | "deferredFailure">,
+  err: unknown,
+): boolean {
+  const exhausted = job.attemptsMade >= (job.opts.attempts ?? 1);
+  return exhausted || err instanceof UnrecoverableError || job.deferredFailure !== undefined;
+}
+
 export function createPaymentWorker(options: PaymentWorkerOptions): Worker<PaymentJobData, ProcessResult> {
   const { processor, logger } = options;
   const lockDuration = options.lockDurationMs ?? 30_000;
@@ -86,12 +101,7 @@ export function createPaymentWorker(options: PaymentWorkerOptions): Worker<Payme
   );
 
   worker.on("failed", (job, err) => {
-    if (!job) return;
-    const exhausted = job.attemptsMade >= (job.opts.attempts ?? 1);
-    // BullMQ's own signal for a job that stalled more often than allowed: it sets the job's deferred
-    // failure and fails it with an UnrecoverableError, without running our processor.
-    const final = exhausted || err instanceof UnrecoverableError || job.deferredFailure !== undefined;
-    if (!final) return;
+    if (!job || !isJobGivenUp(job, err)) return;
     // Usually recorded by the processor already (then this is refused: the row is no longer
     // `queued`); this catches jobs BullMQ failed on its own, e.g. one that stalled too often.
     processor.markError(job.data, err).catch((e: unknown) => {

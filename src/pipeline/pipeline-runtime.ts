@@ -20,21 +20,17 @@ import {
 import { loadApprovalPolicy } from "../config/index.js";
 import {
   createPayoutsClient,
+  DEFAULT_JOB_RETRY_SETTINGS,
   DEFAULT_TIMEOUT_MS,
+  type JobRetrySettings,
   type PayoutsClient,
   type RequestHooks,
   type RequestLimiter,
-  type RetryOptions,
   requestWindowMs,
+  WORKER_CLIENT_RETRY,
 } from "../payouts-api/index.js";
 import { createPaymentProcessor, type ProcessResult } from "./payment-processor.js";
-import {
-  createPaymentQueue,
-  DEFAULT_PAYMENT_JOB_SETTINGS,
-  type PaymentJobData,
-  type PaymentJobSettings,
-  paymentQueueEnqueuer,
-} from "./payment-queue.js";
+import { createPaymentQueue, type PaymentJobData, paymentQueueEnqueuer } from "./payment-queue.js";
 import { closeWorkerWithin, createPaymentWorker, type PaymentWorkerLogger } from "./payment-worker.js";
 
 /**
@@ -98,14 +94,6 @@ export function createWorkerClient(api: {
   });
 }
 
-/** The worker client's own quick retries (then the job's retries, with the same key, take over). */
-export const WORKER_CLIENT_RETRY: Readonly<RetryOptions> = {
-  maxAttempts: 2,
-  baseDelayMs: 100,
-  maxDelayMs: 1_000,
-  maxRetryAfterMs: 0,
-};
-
 /** How long a payment request of the worker's client may still reach the service after it started. */
 export function workerSendWindowMs(timeoutMs: number = DEFAULT_TIMEOUT_MS): number {
   return requestWindowMs(timeoutMs, WORKER_CLIENT_RETRY);
@@ -115,7 +103,8 @@ export interface PipelineSettings {
   redisUrl: string;
   /** Key prefix of everything the pipeline stores (default `payouts`). */
   prefix?: string;
-  jobs?: Partial<PaymentJobSettings>;
+  /** The payment jobs' retries; missing fields use DEFAULT_JOB_RETRY_SETTINGS (payouts-api/retry-policy.ts). */
+  jobs?: Partial<JobRetrySettings>;
   /**
    * Which batches wait for approval. Default: the APPROVAL_* settings of the environment, so that no
    * way of submitting can forget the rules (docs/design.md §3.10).
@@ -154,7 +143,7 @@ export function openPipeline(settings: PipelineSettings): Pipeline {
   const queue = createPaymentQueue(queueConnection, prefix);
   // BullMQ re-emits connection errors on the queue; the command that needed the queue fails instead.
   queue.on("error", () => undefined);
-  const enqueuer = paymentQueueEnqueuer(queue, { ...DEFAULT_PAYMENT_JOB_SETTINGS, ...settings.jobs });
+  const enqueuer = paymentQueueEnqueuer(queue, { ...DEFAULT_JOB_RETRY_SETTINGS, ...settings.jobs });
   let closing: Promise<void> | undefined;
   return {
     redis,

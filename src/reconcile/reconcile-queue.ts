@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { type JobsOptions, Queue } from "bullmq";
 import type { Redis } from "ioredis";
+import { DEFAULT_JOB_RETRY_SETTINGS, jobRetryOptions } from "../payouts-api/index.js";
 import { bullPrefix } from "../pipeline/index.js";
 
 export const RECONCILE_QUEUE_NAME = "reconcile";
@@ -22,10 +23,12 @@ export type ReconcileJobData =
     }
   | { kind: "sweep" };
 
-/** Tries per reconcile job (API faults); a job that still fails is left to the next sweep. */
+/**
+ * A reconcile job retries API faults by the shared job retry policy (payouts-api/retry-policy.ts); one
+ * that still fails is left to the next sweep.
+ */
 export const RECONCILE_JOB_OPTIONS: Readonly<JobsOptions> = {
-  attempts: 8,
-  backoff: { type: "exponential", delay: 1000 },
+  ...jobRetryOptions(DEFAULT_JOB_RETRY_SETTINGS),
   removeOnComplete: true,
   removeOnFail: { age: 7 * 24 * 3600, count: 10_000 },
 };

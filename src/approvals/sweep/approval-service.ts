@@ -6,7 +6,7 @@
  */
 import { Queue, Worker } from "bullmq";
 import { AuditTrail } from "../../audit/index.js";
-import { sendBatchFinished } from "../../notify/index.js";
+import { type NotifyOptions, sendBatchFinished } from "../../notify/index.js";
 import { bullPrefix, connectRedis, openPipeline, type PipelineSettings } from "../../pipeline/index.js";
 import { ApprovalStore } from "../approval-store.js";
 import { type ApprovalAudit, approvalAuditTo } from "../audit.js";
@@ -23,7 +23,7 @@ export interface ApprovalServiceOptions extends PipelineSettings {
   /** 0 disables the schedule (tests call `sweep()`). Default 15 s. */
   everyMs?: number;
   /** NOTIFY_URL and its signing secret: `batch.awaiting_approval` goes there. */
-  notify?: { url: string; secret: string; attempts?: number; baseDelayMs?: number } | undefined;
+  notify?: Pick<NotifyOptions, "url" | "secret" | "retry"> | undefined;
   /** Where expiries are recorded; default the audit trail in Redis under the same prefix. */
   audit?: ApprovalAudit | undefined;
   onSettled?: ((batchId: string, result: SettleResult) => void) | undefined;

@@ -41,8 +41,7 @@ function service(now?: () => Date) {
     notify: {
       url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/n`,
       secret: SECRET,
-      attempts: 2,
-      baseDelayMs: 10,
+      retry: { maxAttempts: 2, baseDelayMs: 10 },
     },
     ...(now ? { now } : {}),
   });

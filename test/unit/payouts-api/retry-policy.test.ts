@@ -1,11 +1,15 @@
+import { type Job, UnrecoverableError } from "bullmq";
 import { describe, expect, it } from "vitest";
 import {
   backoffDelayMs,
+  DEFAULT_JOB_RETRY_SETTINGS,
   decideRetry,
   errorFromResponse,
+  jobRetryOptions,
   PayoutsApiConnectionError,
   type RetryOptions,
 } from "../../../src/payouts-api/index.js";
+import { isJobGivenUp } from "../../../src/pipeline/index.js";
 
 const OPTIONS: RetryOptions = {
   maxAttempts: 5,
@@ -119,5 +123,36 @@ describe("decideRetry: how long to wait", () => {
       expect(delay).toBeGreaterThanOrEqual(0);
       expect(delay).toBeLessThan(800);
     }
+  });
+});
+
+describe("the job layer", () => {
+  it("gives BullMQ the shared attempts and exponential backoff", () => {
+    expect(jobRetryOptions(DEFAULT_JOB_RETRY_SETTINGS)).toEqual({
+      attempts: 8,
+      backoff: { type: "exponential", delay: 1_000 },
+    });
+    expect(jobRetryOptions({ attempts: 3, backoffMs: 50 })).toEqual({
+      attempts: 3,
+      backoff: { type: "exponential", delay: 50 },
+    });
+  });
+
+  it("gives a job up when its tries are used up, it was failed for good, or BullMQ says it stalled too often", () => {
+    const job = (attemptsMade: number, deferredFailure?: string) =>
+      ({ attemptsMade, opts: { attempts: 8 }, ...(deferredFailure ? { deferredFailure } : {}) }) as Pick<
+        Job,
+        "attemptsMade" | "opts" | "deferredFailure"
+      >;
+    expect(isJobGivenUp(job(1), new Error("ECONNRESET"))).toBe(false);
+    expect(isJobGivenUp(job(8), new Error("ECONNRESET"))).toBe(true);
+    expect(isJobGivenUp(job(1), new UnrecoverableError("rejected: X"))).toBe(true);
+    // BullMQ's signal, whatever the error's text says.
+    expect(isJobGivenUp(job(0, "job stalled more than allowable limit"), new UnrecoverableError("x"))).toBe(
+      true,
+    );
+    expect(isJobGivenUp(job(0, "anything"), new Error("not about stalling"))).toBe(true);
+    // Text alone is not the signal.
+    expect(isJobGivenUp(job(0), new Error("job stalled more than allowable limit"))).toBe(false);
   });
 });
