@@ -4,7 +4,9 @@
  * `--shutdown-grace-ms`, closes every connection and exits 0.
  */
 import type { Command } from "commander";
+import { ApprovalStore } from "../../approvals/index.js";
 import { startApprovalService } from "../../approvals/sweep/index.js";
+import { BatchStore } from "../../batches/index.js";
 import { loadConfig, requireApi } from "../../config/index.js";
 import { createLogger } from "../../logging/index.js";
 import {
@@ -83,11 +85,16 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
   };
   const { drainMs } = shutdownBudget(opts.shutdownGraceMs);
   try {
+    // The connection that outlives the drains (closed last): the shared rate limit, and the result
+    // files and finish notifications, whose last writes come after the payment service has closed its
+    // own connections (the outbox once wrote its final files through a closed connection, silently).
+    const lastRedis = connectRedis(config.redisUrl, { autoPipelining: true });
+    finals.push(async () => lastRedis.quit().catch(() => lastRedis.disconnect()));
+    const resultStore = new BatchStore(lastRedis, { prefix: opts.redisPrefix });
+    const approvalStore = new ApprovalStore(lastRedis, { prefix: opts.redisPrefix });
     // Every request of this process (payments and reconciliation) shares one rate with all workers.
-    const limiterRedis = connectRedis(config.redisUrl, { autoPipelining: true });
-    finals.push(async () => limiterRedis.quit().catch(() => limiterRedis.disconnect()));
     const limiter = createSharedRateLimiter({
-      redis: limiterRedis,
+      redis: lastRedis,
       prefix: opts.redisPrefix,
       ceilingPerSecond: opts.rateLimit ?? config.rateLimitPerSecond,
       onError: (err) => logger.warn({ err: (err as Error).message }, "shared rate limit unavailable"),
@@ -109,7 +116,16 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
     });
     // Result files in DATA_DIR/outbox follow every row change: the payment jobs' (submitted, rejected,
     // error) and reconciliation's (in-progress, completed, failed), debounced per batch.
-    const outbox = createResultOutbox({ store: service.pipeline.store, dataDir: config.dataDir, logger });
+    const outbox = createResultOutbox({
+      store: resultStore,
+      dataDir: config.dataDir,
+      logger,
+      onError: (batchId, err) =>
+        logger.warn(
+          { batchId, err: err instanceof Error ? err.message : String(err) },
+          "result file not written",
+        ),
+    });
     finals.push(() => outbox.close());
     drains.push(() => service.stop(opts.shutdownGraceMs));
     const touched = (job: { data: { batchId: string } } | undefined) => {
@@ -131,7 +147,7 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
       concurrency,
       onRowsChanged: (batchId) => outbox.markDirty(batchId),
       onBatchFinished: batchFinishedHandler({
-        store: service.pipeline.store,
+        store: resultStore,
         outbox,
         dataDir: config.dataDir,
         notify:
@@ -139,7 +155,7 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
             ? { url: config.notifyUrl, secret: config.webhookSecret }
             : undefined,
         logger,
-        approvalOf: (batchId) => service.pipeline.approvals.get(batchId),
+        approvalOf: (batchId) => approvalStore.get(batchId),
       }),
       logger,
     });
