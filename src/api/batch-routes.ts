@@ -8,7 +8,7 @@ import { allow, principalOf } from "../auth/index.js";
 import { DuplicateFileError, isRowState, type RowState } from "../batches/index.js";
 import { PayoutsApiError } from "../payouts-api/index.js";
 import { retryRows } from "../retries/index.js";
-import { BATCH_ID_PATTERN } from "../row-identity/index.js";
+import { BATCH_ID_PATTERN, BATCH_ID_SOURCE } from "../row-identity/index.js";
 import type { ResultFileSource } from "../server/result-download.js";
 import { submitSheet } from "../submission/index.js";
 import { ApiError } from "./api-error.js";
@@ -26,6 +26,9 @@ export interface BatchRouteOptions {
     format: "csv" | "xlsx",
   ) => Promise<void>;
 }
+
+/** A batch list cursor, once base64url-decoded: `<creation ms>.<batch id>`. */
+const CURSOR_PATTERN = new RegExp(`^(\\d{1,16})\\.(${BATCH_ID_SOURCE})$`);
 
 function limitOf(value: unknown, fallback: number, max: number): number {
   if (value === undefined) return fallback;
@@ -127,9 +130,7 @@ export function registerBatchRoutes(app: FastifyInstance, ctx: ApiContext, optio
       let max = "+inf";
       let after: { score: string; id: string } | undefined;
       if (request.query.cursor) {
-        const m = /^(\d{1,16})\.([A-Za-z0-9_-]{1,64})$/.exec(
-          Buffer.from(request.query.cursor, "base64url").toString("latin1"),
-        );
+        const m = CURSOR_PATTERN.exec(Buffer.from(request.query.cursor, "base64url").toString("latin1"));
         if (!m) throw new ApiError(400, "INVALID_REQUEST", "cursor is not one this server gave");
         after = { score: m[1]!, id: m[2]! };
         max = after.score;

@@ -48,6 +48,7 @@ export {
 export {
   DuplicateFileError,
   enqueueQueuedRows,
+  GENERATED_BATCH_ID_SOURCE,
   newBatchId,
   type RowEnqueuer,
   type RowJobRequest,

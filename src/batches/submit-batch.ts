@@ -122,6 +122,9 @@ export interface SubmitBatchResult {
   awaitingApproval?: boolean;
 }
 
+/** The shape of a {@link newBatchId}, as regular-expression source: what a renamed result file is searched for. */
+export const GENERATED_BATCH_ID_SOURCE = "b\\d{8}T\\d{6}-[0-9a-f]{8}";
+
 /** A new batch id: time-ordered for people, random enough never to collide; never digits only, no `:`. */
 export function newBatchId(now: Date = new Date()): string {
   const stamp = now

@@ -1,7 +1,5 @@
 /** Option parsers shared by commands; each names the flag in its error so the user knows what to fix. */
-import { readFileSync } from "node:fs";
 import { InvalidArgumentError, Option } from "commander";
-import { packageFile } from "../assets/index.js";
 import { DEFAULT_KEY_PREFIX } from "../batches/index.js";
 
 export function parsePort(value: string): number {
@@ -25,11 +23,4 @@ export function redisPrefixOption(): Option {
   return new Option("--redis-prefix <prefix>", "key prefix of the working state in Redis").default(
     DEFAULT_KEY_PREFIX,
   );
-}
-
-/** The package's version, read from its package.json (so `payouts --version` follows a release). */
-export function packageVersion(): string {
-  const manifest = JSON.parse(readFileSync(packageFile("package.json"), "utf8")) as { version?: unknown };
-  if (typeof manifest.version !== "string") throw new Error("package.json has no version");
-  return manifest.version;
 }

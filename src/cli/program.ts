@@ -3,6 +3,7 @@
  * registers itself on the program; this file only wires them and turns errors into exit codes.
  */
 import { Command, CommanderError } from "commander";
+import { packageVersion } from "../assets/index.js";
 import { ConfigError, loadConfig } from "../config/index.js";
 import { configureSheetLimits } from "../sheets/index.js";
 import { registerApprove } from "./commands/approve.js";
@@ -21,7 +22,6 @@ import { registerWatch } from "./commands/watch.js";
 import { registerWebhook } from "./commands/webhook.js";
 import { registerPipelineCommands } from "./commands/worker.js";
 import { CliError, EXIT, environmentFailure } from "./exit-codes.js";
-import { packageVersion } from "./options.js";
 
 export function buildProgram(): Command {
   const program = new Command("payouts")

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { Agent, type Dispatcher } from "undici";
+import { packageVersion } from "../assets/index.js";
 import { type ClientLogger, createRequester, type RequestHooks } from "./request.js";
 import { accountLinksResource } from "./resources/account-links.js";
 import { accountsResource } from "./resources/accounts.js";
@@ -47,7 +48,6 @@ export interface PayoutsClientOptions {
 }
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
-const CLIENT_VERSION = "0.1.0";
 /** How long an idle keep-alive connection is kept for the next request. */
 const KEEP_ALIVE_MS = 30_000;
 
@@ -73,7 +73,7 @@ export function createPayoutsClient(options: PayoutsClientOptions) {
     entityId,
     timeoutMs,
     retry: { ...DEFAULT_RETRY_OPTIONS, ...options.retry },
-    userAgent: options.userAgent ?? `payouts/${CLIENT_VERSION} node/${process.version}`,
+    userAgent: options.userAgent ?? `payouts/${packageVersion()} node/${process.version}`,
     dispatcher,
     logger: options.logger,
     hooks: options.hooks,

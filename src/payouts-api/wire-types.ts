@@ -56,19 +56,6 @@ export function isFxDeliveryPreference(p: DeliveryPreference): boolean {
   return (FX_DELIVERY_PREFERENCES as readonly string[]).includes(p);
 }
 
-/**
- * The delivery rules (rails, standard speeds, the card-funded changes) live in src/delivery/; they are
- * re-exported here for the modules that read them with the wire types. (Type-only imports run the
- * other way, so there is no import cycle at run time.)
- */
-export {
-  CARD_SUPERSEDED,
-  isFasterVariant,
-  RAIL_PREFERENCES,
-  railOf,
-  STANDARD_PREFERENCE,
-} from "../delivery/rules.js";
-
 export const PaymentStatus = z.enum(["scheduled", "in-progress", "completed", "failed", "canceled"]);
 export type PaymentStatus = z.infer<typeof PaymentStatus>;
 export const TERMINAL_PAYMENT_STATUSES: readonly PaymentStatus[] = ["completed", "failed", "canceled"];

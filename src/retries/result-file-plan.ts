@@ -14,16 +14,25 @@
  * header on line 1, while the batch numbered them as the original sheet showed them (title rows and
  * blank lines included), so the same number can name different rows.
  */
-import type { RowRecord, RowState, SheetLayout, SourceValues } from "../batches/index.js";
+import {
+  GENERATED_BATCH_ID_SOURCE,
+  type RowRecord,
+  type RowState,
+  type SheetLayout,
+  type SourceValues,
+} from "../batches/index.js";
 import { RESULT_COLUMNS } from "../results/index.js";
-import { idempotencyKeyFor } from "../row-identity/index.js";
+import { BATCH_ID_SOURCE, idempotencyKeyFor } from "../row-identity/index.js";
 import type { SheetCell, SheetHeader } from "../sheets/index.js";
 import { whyNotRetryable } from "./row-selection.js";
 
 /** A generated batch id (`newBatchId`): what a renamed result file's name is searched for. */
-const GENERATED_BATCH_ID = /b\d{8}T\d{6}-[0-9a-f]{8}/g;
+const GENERATED_BATCH_ID = new RegExp(GENERATED_BATCH_ID_SOURCE, "g");
 /** `<sheet>.<batchId>.result[ (1)|.2].<ext>`: the name `payouts` gives a result file. */
-const RESULT_FILE_NAME = /\.([A-Za-z0-9_-]{1,64})\.result(?:\.\d+| ?\(\d+\))?\.(?:csv|xlsx)$/i;
+const RESULT_FILE_NAME = new RegExp(
+  `\\.(${BATCH_ID_SOURCE})\\.result(?:\\.\\d+| ?\\(\\d+\\))?\\.(?:csv|xlsx)$`,
+  "i",
+);
 
 /** True when the header's last columns are the ten result columns, in order. */
 export function isResultFileHeader(header: Pick<SheetHeader, "columns">): boolean {

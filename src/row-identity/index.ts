@@ -3,6 +3,7 @@ export {
   assertBatchId,
   attachmentKeyFor,
   BATCH_ID_PATTERN,
+  BATCH_ID_SOURCE,
   externalIdFor,
   fileKeyFor,
   idempotencyKeyFor,

@@ -52,8 +52,14 @@ export function fileKeyFor(fileSha256: string): string {
   return `f${hex.slice(0, 20).toLowerCase()}`;
 }
 
-/** A batch id is safe as an externalId part, a Redis key part and a BullMQ job id part. */
-export const BATCH_ID_PATTERN = /^(?!\d+$)[A-Za-z0-9_-]{1,64}$/;
+/** A batch id's characters, as regular-expression source, for patterns that embed one (file names, cursors). */
+export const BATCH_ID_SOURCE = "[A-Za-z0-9_-]{1,64}";
+
+/**
+ * A batch id is safe as an externalId part, a Redis key part and a BullMQ job id part: the characters
+ * of {@link BATCH_ID_SOURCE}, not digits only (BullMQ reads a digits-only job id as a number).
+ */
+export const BATCH_ID_PATTERN = new RegExp(`^(?!\\d+$)${BATCH_ID_SOURCE}$`);
 
 export function assertBatchId(batchId: string): void {
   if (!BATCH_ID_PATTERN.test(batchId)) {

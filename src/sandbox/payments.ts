@@ -2,11 +2,10 @@
  * Payment creation, update and listing. `checkPaymentRules` is the pure rule set of the spec's payment
  * payload; the other functions apply it to the store.
  */
-import { needsEligibilityCheck } from "../delivery/index.js";
+import { CARD_SUPERSEDED, needsEligibilityCheck, RAIL_PREFERENCES, railOf } from "../delivery/index.js";
 import {
   type Account,
   accountCurrency,
-  CARD_SUPERSEDED,
   type DeliveryPreference,
   FxPaymentCreate,
   isFxDeliveryPreference,
@@ -15,8 +14,6 @@ import {
   PaymentStatus,
   PaymentUpdate,
   paymentOperationFor,
-  RAIL_PREFERENCES,
-  railOf,
   UsdPaymentCreate,
 } from "../payouts-api/wire-types.js";
 import { badRequest, conflict, forbidden, notFound, parseOrThrow, validationError } from "./errors.js";

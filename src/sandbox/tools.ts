@@ -1,4 +1,5 @@
 /** The calculator endpoints under /tools: they create no resource (except a short-lived quote token). */
+import { RAIL_PREFERENCES } from "../delivery/index.js";
 import {
   type Account,
   accountCurrency,
@@ -11,7 +12,6 @@ import {
   type FeeCalculatorResult,
   type FxQuote,
   FxQuoteRequest,
-  RAIL_PREFERENCES,
 } from "../payouts-api/wire-types.js";
 import { badRequest, parseOrThrow, validationError } from "./errors.js";
 import { hasRate, priceForeignAmount } from "./fx.js";

@@ -3,8 +3,9 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { Command } from "commander";
 import { describe, expect, it } from "vitest";
+import { packageVersion } from "../../../src/assets/index.js";
 import { DEFAULT_KEY_PREFIX } from "../../../src/batches/index.js";
-import { packageVersion, redisPrefixOption } from "../../../src/cli/options.js";
+import { redisPrefixOption } from "../../../src/cli/options.js";
 
 describe("redisPrefixOption", () => {
   const parse = (args: string[]) =>

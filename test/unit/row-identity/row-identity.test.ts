@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { GENERATED_BATCH_ID_SOURCE, newBatchId } from "../../../src/batches/index.js";
 import {
   EXTERNAL_ID_MAX,
   EXTERNAL_ID_PATTERN,
@@ -7,6 +8,8 @@ import {
   Metadata,
 } from "../../../src/payouts-api/wire-types.js";
 import {
+  BATCH_ID_PATTERN,
+  BATCH_ID_SOURCE,
   externalIdFor,
   idempotencyKeyFor,
   MetadataLimitError,
@@ -135,5 +138,20 @@ describe("paymentMetadataFor", () => {
     expect(() => paymentMetadataFor({ batchId: "b1-x", rowKey: "r", attempt: 1 }, many)).toThrow(
       /at most 47/,
     );
+  });
+});
+
+describe("batch id patterns", () => {
+  it("a generated batch id is a valid batch id and has the generated shape the retry folder looks for", () => {
+    const id = newBatchId(new Date("2026-11-23T21:54:00.123Z"));
+    expect(id).toMatch(/^b20261123T215400-[0-9a-f]{8}$/);
+    expect(BATCH_ID_PATTERN.test(id)).toBe(true);
+    expect(new RegExp(`^${GENERATED_BATCH_ID_SOURCE}$`).test(id)).toBe(true);
+    expect(new RegExp(`^${BATCH_ID_SOURCE}$`).test(id)).toBe(true);
+  });
+
+  it("refuses digits only, a colon and more than 64 characters", () => {
+    for (const bad of ["12345", "a:b", "x".repeat(65), ""]) expect(BATCH_ID_PATTERN.test(bad)).toBe(false);
+    expect(BATCH_ID_PATTERN.test("nightly_2026-11-23")).toBe(true);
   });
 });

@@ -3,13 +3,8 @@ import { join } from "node:path";
 import ExcelJS from "exceljs";
 import Papa from "papaparse";
 import { describe, expect, it } from "vitest";
-import {
-  type AccountType,
-  CARD_SUPERSEDED,
-  type DeliveryPreference,
-  RAIL_PREFERENCES,
-  STANDARD_PREFERENCE,
-} from "../../../src/payouts-api/wire-types.js";
+import { CARD_SUPERSEDED, RAIL_PREFERENCES, STANDARD_PREFERENCE } from "../../../src/delivery/index.js";
+import type { AccountType, DeliveryPreference } from "../../../src/payouts-api/wire-types.js";
 import { SHEETS, TEMPLATE_HEADERS } from "../../../src/templates/index.js";
 
 const SAMPLES = join(import.meta.dirname, "../../../samples");
