@@ -28,7 +28,10 @@ export interface Claims {
   holdLease(claimed: string): () => void;
   /** Removes the claim folder of a file that has been moved out (nothing happens if it is not empty). */
   release(claimed: string): Promise<void>;
-  /** Moves a file to `dir` under `name`, or `name.2`… when that is taken; the path it got. */
+  /**
+   * Moves a file to `dir` under `name`, or `name.2`… when that is taken, and removes the claim folder
+   * it leaves empty; the path it got.
+   */
   moveTo(dir: string, from: string, name: string): Promise<string>;
   /** Files in processing/ whose lease ran out; tidies claim folders a crash left empty. */
   abandoned(): Promise<AbandonedFile[]>;
@@ -66,6 +69,10 @@ export function createClaims(processingDir: string, leaseMs: number): Claims {
     async moveTo(dir, from, name) {
       const target = await freeName(dir, name);
       await rename(from, target);
+      // A file moved out of its claim folder takes the folder with it at once, so a sheet seen in
+      // archive/ or rejected/ leaves no empty folder in processing/ behind while its caller winds up.
+      const claimDir = path.dirname(from);
+      if (path.dirname(claimDir) === processingDir) await rmdir(claimDir).catch(() => undefined);
       return target;
     },
 
