@@ -374,6 +374,18 @@ export class BatchStore {
     return this.redis.lrange(this.keys.order(batchId), start, start + count - 1);
   }
 
+  /** Row keys of a batch's valid rows (unordered), about ROW_CHUNK a page, without holding them all. */
+  async *rowKeyPages(batchId: string): AsyncGenerator<string[]> {
+    let cursor = "0";
+    do {
+      const [next, flat] = await this.redis.hscan(this.keys.rows(batchId), cursor, "COUNT", ROW_CHUNK);
+      cursor = next;
+      const rowKeys: string[] = [];
+      for (let i = 0; i < flat.length; i += 2) rowKeys.push(flat[i]!);
+      if (rowKeys.length > 0) yield rowKeys;
+    } while (cursor !== "0");
+  }
+
   /** Row keys of a batch's valid rows (unordered). */
   async rowKeys(batchId: string): Promise<string[]> {
     return this.redis.hkeys(this.keys.rows(batchId));

@@ -22,10 +22,14 @@ export {
 } from "./batch-store.js";
 export {
   type ArchivedBatch,
+  type ArchiveEntry,
   ArchiveFormatError,
+  type ArchiveTally,
   appendCorrection,
   archivedBatchForFile,
+  archiveEntries,
   archivePathFor,
+  RowStaging,
   readInstructionArchive,
   recordArchivedFile,
   writeInstructionArchive,

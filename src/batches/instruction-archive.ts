@@ -13,7 +13,8 @@
  * as: the duplicate-file guard that survives the loss of Redis (issue 13, point 7).
  */
 import { once } from "node:events";
-import { appendFile, mkdir, readFile } from "node:fs/promises";
+import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
+import { appendFile, mkdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { writeFileAtomic } from "../files/index.js";
 import type { PayoutInstruction } from "../intake/payout-instruction.js";
@@ -71,8 +72,26 @@ export async function appendCorrection(
 
 const LINES_PER_WRITE = 1000;
 
-export async function writeInstructionArchive(target: string, archived: ArchivedBatch): Promise<void> {
+/** Rows as a caller has them: an array, or a stream (a sheet being read, an archive being read back). */
+export type RowSource<T> = Iterable<T> | AsyncIterable<T>;
+
+/** What an archive is written from: the rows may be streams, so a batch of any size is never held whole. */
+export interface ArchiveInput {
+  batch: ArchivedBatch["batch"];
+  instructions: RowSource<SubmittedInstruction>;
+  invalidRows: RowSource<InvalidRowInput>;
+}
+
+/** What was written: the counts and money per currency (minor units) the batch record and the gate need. */
+export interface ArchiveTally {
+  rows: number;
+  invalid: number;
+  totals: Record<string, number>;
+}
+
+export async function writeInstructionArchive(target: string, archived: ArchiveInput): Promise<ArchiveTally> {
   await mkdir(path.dirname(target), { recursive: true });
+  const tally: ArchiveTally = { rows: 0, invalid: 0, totals: {} };
   await writeFileAtomic(target, async (out) => {
     const lines: string[] = [JSON.stringify({ kind: "batch", ...archived.batch })];
     const flush = async () => {
@@ -81,56 +100,198 @@ export async function writeInstructionArchive(target: string, archived: Archived
       lines.length = 0;
       if (!ok) await once(out, "drain");
     };
-    for (const row of archived.instructions) {
+    for await (const row of archived.instructions) {
+      tally.rows++;
+      tally.totals[row.currency] = (tally.totals[row.currency] ?? 0) + row.amount;
       lines.push(JSON.stringify({ kind: "row", ...row }));
       if (lines.length >= LINES_PER_WRITE) await flush();
     }
-    for (const row of archived.invalidRows) {
+    for await (const row of archived.invalidRows) {
+      tally.invalid++;
       lines.push(JSON.stringify({ kind: "invalid", ...row }));
       if (lines.length >= LINES_PER_WRITE) await flush();
     }
     await flush();
   });
+  return tally;
 }
 
 export class ArchiveFormatError extends Error {
   override readonly name = "ArchiveFormatError";
 }
 
-/** Reads an instruction archive; throws ArchiveFormatError naming the line of a damaged file. */
+/** One record of an archive as read back (corrections already applied to their rows). */
+export type ArchiveEntry =
+  | { kind: "batch"; batch: ArchivedBatch["batch"] }
+  | { kind: "row"; instruction: SubmittedInstruction }
+  | { kind: "invalid"; row: InvalidRowInput };
+
+/** Reads an instruction archive whole; throws ArchiveFormatError naming the line of a damaged file. */
 export async function readInstructionArchive(file: string): Promise<ArchivedBatch> {
-  const text = await readFile(file, "utf8");
   let batch: ArchivedBatch["batch"] | undefined;
   const instructions: SubmittedInstruction[] = [];
   const invalidRows: InvalidRowInput[] = [];
-  const corrections: SubmittedInstruction[] = [];
-  const lines = text.split("\n");
-  lines.forEach((line, i) => {
-    if (line.trim() === "") return;
-    let parsed: { kind?: string } & Record<string, unknown>;
-    try {
-      parsed = JSON.parse(line) as typeof parsed;
-    } catch {
-      // A correction cut by a crash mid-append is the file's last, unterminated line: it never happened.
-      if (i === lines.length - 1 && !text.endsWith("\n")) return;
-      throw new ArchiveFormatError(`${file}:${i + 1}: not JSON`);
-    }
-    const { kind, ...rest } = parsed;
-    if (kind === "batch") batch = rest as unknown as ArchivedBatch["batch"];
-    else if (kind === "row") instructions.push(rest as unknown as SubmittedInstruction);
-    else if (kind === "invalid") invalidRows.push(rest as unknown as InvalidRowInput);
-    else if (kind === "correction") corrections.push(rest as unknown as SubmittedInstruction);
-    else throw new ArchiveFormatError(`${file}:${i + 1}: unknown line kind ${JSON.stringify(kind)}`);
-  });
+  for await (const entry of archiveEntries(file)) {
+    if (entry.kind === "batch") batch = entry.batch;
+    else if (entry.kind === "row") instructions.push(entry.instruction);
+    else invalidRows.push(entry.row);
+  }
   if (!batch?.id) throw new ArchiveFormatError(`${file}: no batch line`);
-  if (corrections.length > 0) {
-    const at = new Map(instructions.map((row, index) => [row.rowKey, index]));
-    for (const corrected of corrections) {
-      const index = at.get(corrected.rowKey);
-      if (index === undefined)
-        throw new ArchiveFormatError(`${file}: a correction of unknown row ${corrected.rowKey}`);
-      instructions[index] = corrected;
+  return { batch, instructions, invalidRows };
+}
+
+/**
+ * Streams an archive's records, the batch line first, in file order, with the last correction of each
+ * row in place of its original: memory stays flat however many rows the batch has (the corrections,
+ * few, are held). Throws ArchiveFormatError naming the line of a damaged file.
+ */
+export async function* archiveEntries(file: string): AsyncGenerator<ArchiveEntry> {
+  // First pass: the corrections (appended after the rows, so they must be known before a row is handed out).
+  const corrections = new Map<string, SubmittedInstruction>();
+  for await (const line of recordLines(file, true)) {
+    if (line.kind === "correction") {
+      const corrected = line.record as unknown as SubmittedInstruction;
+      corrections.set(corrected.rowKey, corrected);
     }
   }
-  return { batch, instructions, invalidRows };
+  const corrected = new Set<string>();
+  let sawBatch = false;
+  for await (const line of recordLines(file)) {
+    const record = line.record;
+    switch (line.kind) {
+      case "batch":
+        sawBatch = true;
+        yield { kind: "batch", batch: record as unknown as ArchivedBatch["batch"] };
+        break;
+      case "row": {
+        if (!sawBatch) throw new ArchiveFormatError(`${file}: no batch line`);
+        const original = record as unknown as SubmittedInstruction;
+        const correction = corrections.get(original.rowKey);
+        if (correction) corrected.add(original.rowKey);
+        yield { kind: "row", instruction: correction ?? original };
+        break;
+      }
+      case "invalid":
+        yield { kind: "invalid", row: record as unknown as InvalidRowInput };
+        break;
+    }
+  }
+  if (!sawBatch) throw new ArchiveFormatError(`${file}: no batch line`);
+  for (const rowKey of corrections.keys()) {
+    if (!corrected.has(rowKey))
+      throw new ArchiveFormatError(`${file}: a correction of unknown row ${rowKey}`);
+  }
+}
+
+const KINDS = new Set(["batch", "row", "invalid", "correction"]);
+
+/**
+ * The archive's lines parsed, with their kind. `skipRows`: row and invalid lines (written with their
+ * kind first) are passed over unparsed, so the pass that looks for corrections costs little.
+ */
+async function* recordLines(
+  file: string,
+  skipRows = false,
+): AsyncGenerator<{ kind: string; record: Record<string, unknown> }> {
+  for await (const { text, number, terminated } of fileLines(file)) {
+    if (text.trim() === "") continue;
+    if (skipRows && (text.startsWith('{"kind":"row"') || text.startsWith('{"kind":"invalid"'))) continue;
+    let parsed: { kind?: string } & Record<string, unknown>;
+    try {
+      parsed = JSON.parse(text) as typeof parsed;
+    } catch {
+      // A correction cut by a crash mid-append is the file's last, unterminated line: it never happened.
+      if (!terminated) return;
+      throw new ArchiveFormatError(`${file}:${number}: not JSON`);
+    }
+    const { kind, ...record } = parsed;
+    if (typeof kind !== "string" || !KINDS.has(kind))
+      throw new ArchiveFormatError(`${file}:${number}: unknown line kind ${JSON.stringify(kind)}`);
+    yield { kind, record };
+  }
+}
+
+/** A file's lines (UTF-8), streamed, with their 1-based number; `terminated` false only for a last line without a newline. */
+async function* fileLines(
+  file: string,
+): AsyncGenerator<{ text: string; number: number; terminated: boolean }> {
+  const decoder = new TextDecoder("utf-8");
+  let partial = "";
+  let number = 0;
+  for await (const chunk of createReadStream(file, { highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) {
+    const text = partial + decoder.decode(chunk, { stream: true });
+    let start = 0;
+    for (let end = text.indexOf("\n"); end !== -1; end = text.indexOf("\n", start)) {
+      yield { text: text.slice(start, end), number: ++number, terminated: true };
+      start = end + 1;
+    }
+    partial = text.slice(start);
+  }
+  partial += decoder.decode();
+  if (partial !== "") yield { text: partial, number: ++number, terminated: false };
+}
+
+/**
+ * A scratch file of rows in the archive's line format (no batch line): where `payouts submit` puts the
+ * rows while it validates a sheet, because whether anything is submitted is only known once the last
+ * row is read. Read back as streams (once the whole sheet is accepted) and removed after; memory stays
+ * that of a few hundred lines whatever the sheet's length.
+ */
+export class RowStaging {
+  private readonly lines: string[] = [];
+
+  private constructor(
+    readonly path: string,
+    private readonly out: WriteStream,
+  ) {}
+
+  static async create(file: string): Promise<RowStaging> {
+    await mkdir(path.dirname(file), { recursive: true });
+    const out = createWriteStream(file, { flags: "w", mode: 0o600 });
+    await once(out, "open");
+    return new RowStaging(file, out);
+  }
+
+  async addRow(row: SubmittedInstruction): Promise<void> {
+    await this.add(JSON.stringify({ kind: "row", ...row }));
+  }
+
+  async addInvalid(row: InvalidRowInput): Promise<void> {
+    await this.add(JSON.stringify({ kind: "invalid", ...row }));
+  }
+
+  /** Writes what is buffered and closes the file: call before reading back. */
+  async close(): Promise<void> {
+    await this.flush();
+    if (this.out.writableEnded) return;
+    this.out.end();
+    await once(this.out, "finish");
+  }
+
+  async *rows(): AsyncGenerator<SubmittedInstruction> {
+    for await (const line of recordLines(this.path))
+      if (line.kind === "row") yield line.record as unknown as SubmittedInstruction;
+  }
+
+  async *invalidRows(): AsyncGenerator<InvalidRowInput> {
+    for await (const line of recordLines(this.path))
+      if (line.kind === "invalid") yield line.record as unknown as InvalidRowInput;
+  }
+
+  async remove(): Promise<void> {
+    if (!this.out.writableEnded) this.out.destroy();
+    await rm(this.path, { force: true });
+  }
+
+  private async add(line: string): Promise<void> {
+    this.lines.push(line);
+    if (this.lines.length >= LINES_PER_WRITE) await this.flush();
+  }
+
+  private async flush(): Promise<void> {
+    if (this.lines.length === 0) return;
+    const ok = this.out.write(`${this.lines.join("\n")}\n`);
+    this.lines.length = 0;
+    if (!ok) await once(this.out, "drain");
+  }
 }

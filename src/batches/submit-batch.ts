@@ -6,10 +6,13 @@
  *   2. archive the instructions (the intent) on disk;
  *   3. claim the file's sha256 in Redis, then on disk, ask the approval gate whether the batch must
  *      wait, and record the batch (incomplete);
- *   4. record every row (`queued`, attempt 1) in chunks;
+ *   4. record every row (`queued`, attempt 1) in chunks, read back from the archive;
  *   5. enqueue one job per `queued` row (job id = the row's Idempotency-Key) in chunks, unless the batch
  *      waits for approval (then its rows are queued when it is approved: src/approvals);
  *   6. mark the batch `enqueueComplete`.
+ *
+ * Rows stream through every step (the caller's rows into the archive, the archive into Redis and the
+ * queue, a chunk at a time), so a batch of a million rows costs the memory of a few chunks.
  *
  * A crash anywhere leaves a batch that {@link resumeBatch} finishes from its archived intent (never
  * from a new reading of the file), when the same file comes again or a worker starts: re-recording
@@ -23,8 +26,9 @@ import type { BatchStore } from "./batch-store.js";
 import { ROW_CHUNK } from "./batch-store.js";
 import {
   archivedBatchForFile,
+  archiveEntries,
   archivePathFor,
-  readInstructionArchive,
+  type RowSource,
   recordArchivedFile,
   writeInstructionArchive,
 } from "./instruction-archive.js";
@@ -86,10 +90,10 @@ export class DuplicateFileError extends Error {
 export interface SubmitBatchOptions {
   store: BatchStore;
   enqueuer: RowEnqueuer;
-  /** The valid rows, in sheet order. */
-  instructions: Iterable<SubmittedInstruction> | AsyncIterable<SubmittedInstruction>;
-  /** Rows that failed validation (recorded as `invalid` for the result file; never enqueued). */
-  invalidRows?: readonly InvalidRowInput[];
+  /** The valid rows, in sheet order (read once, as a stream). */
+  instructions: RowSource<SubmittedInstruction>;
+  /** Rows that failed validation (recorded as `invalid` for the result file; never enqueued). Read once. */
+  invalidRows?: RowSource<InvalidRowInput>;
   /** sha256 (hex) of the submitted file. */
   fileSha256: string;
   sourceName: string;
@@ -134,17 +138,9 @@ export function newBatchId(now: Date = new Date()): string {
   return `b${stamp}-${randomBytes(4).toString("hex")}`;
 }
 
-async function collect<T>(items: Iterable<T> | AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of items) out.push(item);
-  return out;
-}
-
 export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBatchResult> {
   const { store, enqueuer } = options;
   const now = options.now ?? (() => new Date());
-  const instructions = await collect(options.instructions);
-  const invalidRows = options.invalidRows ?? [];
   const gate = options.gate;
   // Resuming finishes the earlier batch from ITS archive: what was accepted then, not this reading.
   const finishEarlier = async (earlier: BatchRecord): Promise<SubmitBatchResult> => {
@@ -175,35 +171,29 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
   const batchId = options.batchId ?? newBatchId(now());
   const createdAt = now().toISOString();
   const archivePath = archivePathFor(options.dataDir, batchId);
-  const batch: BatchRecord = {
+  const meta = {
     id: batchId,
     fileSha256: options.fileSha256,
     fileKey: fileKeyFor(options.fileSha256),
     sourceName: options.sourceName,
     entityId: options.entityId,
     createdAt,
-    rowCount: instructions.length,
-    invalidCount: invalidRows.length,
+    sheet: options.sheet ?? { columns: [], keys: [], format: "csv" as const },
+    ...(options.submittedBy === undefined ? {} : { submittedBy: options.submittedBy }),
+  };
+  const tally = await writeInstructionArchive(archivePath, {
+    batch: meta,
+    instructions: options.instructions,
+    invalidRows: options.invalidRows ?? [],
+  });
+  const batch: BatchRecord = {
+    ...meta,
+    rowCount: tally.rows,
+    invalidCount: tally.invalid,
     rowsRecorded: false,
     enqueueComplete: false,
     archivePath,
-    sheet: options.sheet ?? { columns: [], keys: [], format: "csv" },
-    ...(options.submittedBy === undefined ? {} : { submittedBy: options.submittedBy }),
   };
-  await writeInstructionArchive(archivePath, {
-    batch: {
-      id: batchId,
-      fileSha256: batch.fileSha256,
-      fileKey: batch.fileKey,
-      sourceName: batch.sourceName,
-      entityId: batch.entityId,
-      createdAt,
-      sheet: batch.sheet,
-      ...(batch.submittedBy === undefined ? {} : { submittedBy: batch.submittedBy }),
-    },
-    instructions,
-    invalidRows: [...invalidRows],
-  });
   const holder = await store.claimFile(options.fileSha256, batchId, options.allowDuplicateFile === true);
   if (holder !== batchId) {
     // Another submission of the same content won the race: defer to it. Its batch record follows its
@@ -224,54 +214,49 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
       batchId,
       submittedBy: options.submittedBy ?? "",
       requestedAt: new Date(createdAt),
-      totals: totalsOf(instructions),
+      totals: tally.totals,
     })) === true;
   await store.createBatch(batch);
-  await store.recordInvalidRows(batchId, invalidRows);
-  // Chunk by chunk, each row is recorded before its job is added; chunks overlap so that recording
-  // one hides behind enqueueing another. A crash leaves the batch incomplete for resumeBatch.
-  await inLanes(instructions.length, async (start, end) => {
-    const chunk = instructions.slice(start, end);
-    await store.recordRows(batchId, chunk);
-    if (held) return;
-    await enqueuer.enqueue(
-      jobsFor(
-        batch,
-        chunk.map((i) => ({ rowKey: i.rowKey, attempt: 1 })),
-      ),
-    );
-  });
+  // Chunk by chunk from the archive, each row is recorded before its job is added. A crash leaves
+  // the batch incomplete for resumeBatch.
+  await recordArchivedRows(
+    store,
+    archivePath,
+    batchId,
+    held
+      ? undefined
+      : (chunk) =>
+          enqueuer.enqueue(
+            jobsFor(
+              batch,
+              chunk.map((i) => ({ rowKey: i.rowKey, attempt: 1 })),
+            ),
+          ),
+  );
   await store.markRowsRecorded(batchId);
   if (held) {
     // Stays incomplete: approving it queues the rows (src/approvals), rejecting or expiry cancels them.
     return {
       batchId,
       resumed: false,
-      rowCount: instructions.length,
-      invalidCount: invalidRows.length,
+      rowCount: tally.rows,
+      invalidCount: tally.invalid,
       enqueued: 0,
       awaitingApproval: true,
     };
   }
-  const enqueued = instructions.length;
   await store.markEnqueueComplete(batchId);
   return {
     batchId,
     resumed: false,
-    rowCount: instructions.length,
-    invalidCount: invalidRows.length,
-    enqueued,
+    rowCount: tally.rows,
+    invalidCount: tally.invalid,
+    enqueued: tally.rows,
   };
 }
 
 async function isHeld(batchId: string, gate: SubmissionGate | undefined): Promise<boolean> {
   return gate !== undefined && !(await gate.mayEnqueue(batchId));
-}
-
-function totalsOf(instructions: readonly SubmittedInstruction[]): Record<string, number> {
-  const totals: Record<string, number> = {};
-  for (const i of instructions) totals[i.currency] = (totals[i.currency] ?? 0) + i.amount;
-  return totals;
 }
 
 /**
@@ -306,17 +291,70 @@ async function batchRecordOf(store: BatchStore, batchId: string): Promise<BatchR
 /** Chunks written concurrently: enough to keep Redis busy instead of waiting on round trips. */
 const CHUNKS_IN_FLIGHT = 4;
 
-/** Runs `work` over [0, total) in ROW_CHUNK slices, a few at a time; the first failure fails the whole. */
-async function inLanes(total: number, work: (start: number, end: number) => Promise<void>): Promise<void> {
-  let next = 0;
+/**
+ * Runs `work` over the chunks of `chunks`, a few at a time (each lane takes the next chunk when it is
+ * done with one); the first failure fails the whole and stops the other lanes taking more.
+ */
+async function inLanes<T>(chunks: AsyncIterable<T[]>, work: (chunk: T[]) => Promise<void>): Promise<void> {
+  // Concurrent next() calls on one async iterator are queued by it: each chunk goes to one lane.
+  const source = chunks[Symbol.asyncIterator]();
+  let failed = false;
   const lane = async () => {
-    for (let start = next; start < total; start = next) {
-      next += ROW_CHUNK;
-      await work(start, Math.min(total, start + ROW_CHUNK));
+    while (!failed) {
+      const next = await source.next();
+      if (next.done) return;
+      try {
+        await work(next.value);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
     }
   };
-  const lanes = Math.min(CHUNKS_IN_FLIGHT, Math.ceil(total / ROW_CHUNK));
-  await Promise.all(Array.from({ length: lanes }, lane));
+  await Promise.all(Array.from({ length: CHUNKS_IN_FLIGHT }, lane));
+}
+
+/** `items` in arrays of ROW_CHUNK (the last one shorter). */
+async function* chunked<T>(items: RowSource<T>): AsyncGenerator<T[]> {
+  let chunk: T[] = [];
+  for await (const item of items) {
+    chunk.push(item);
+    if (chunk.length === ROW_CHUNK) {
+      yield chunk;
+      chunk = [];
+    }
+  }
+  if (chunk.length > 0) yield chunk;
+}
+
+/**
+ * Records a batch's rows from its archive (the intent as accepted), streaming: invalid rows and valid
+ * rows in chunks; `afterChunk` runs on each chunk of valid rows once they are recorded (enqueueing).
+ */
+async function recordArchivedRows(
+  store: BatchStore,
+  archivePath: string,
+  batchId: string,
+  afterChunk?: (chunk: SubmittedInstruction[]) => Promise<void>,
+): Promise<void> {
+  async function* validRows(): AsyncGenerator<SubmittedInstruction> {
+    let invalid: InvalidRowInput[] = [];
+    for await (const entry of archiveEntries(archivePath)) {
+      if (entry.kind === "row") yield entry.instruction;
+      else if (entry.kind === "invalid") {
+        invalid.push(entry.row);
+        if (invalid.length === ROW_CHUNK) {
+          await store.recordInvalidRows(batchId, invalid);
+          invalid = [];
+        }
+      }
+    }
+    await store.recordInvalidRows(batchId, invalid);
+  }
+  await inLanes(chunked(validRows()), async (chunk) => {
+    await store.recordRows(batchId, chunk);
+    await afterChunk?.(chunk);
+  });
 }
 
 function jobsFor(
@@ -329,15 +367,6 @@ function jobsFor(
     attempt,
     jobId: idempotencyKeyFor({ entityId: batch.entityId, batchId: batch.id, rowKey, attempt }),
   }));
-}
-
-async function enqueueRows(
-  enqueuer: RowEnqueuer,
-  batch: Pick<BatchRecord, "id" | "entityId">,
-  rows: readonly { rowKey: string; attempt: number }[],
-): Promise<number> {
-  await inLanes(rows.length, (start, end) => enqueuer.enqueue(jobsFor(batch, rows.slice(start, end))));
-  return rows.length;
 }
 
 /**
@@ -357,9 +386,7 @@ export async function resumeBatch(
   if (!batch) throw new Error(`batch ${batchId} is not recorded`);
   if (!batch.rowsRecorded) {
     if (!batch.archivePath) throw new Error(`batch ${batchId} has no archive to finish its rows from`);
-    const archived = await readInstructionArchive(batch.archivePath);
-    await store.recordInvalidRows(batchId, archived.invalidRows);
-    await store.recordRows(batchId, archived.instructions);
+    await recordArchivedRows(store, batch.archivePath, batchId);
     await store.markRowsRecorded(batchId);
   }
   if (await isHeld(batchId, gate)) return 0;
@@ -368,20 +395,28 @@ export async function resumeBatch(
   return enqueued;
 }
 
-/** Enqueues the batch's rows that are still `queued` (on their current attempt). */
+/**
+ * Enqueues the batch's rows that are still `queued` (on their current attempt), a page of row keys at
+ * a time. A row met twice by the scan is enqueued twice under one job id: a no-op in BullMQ.
+ */
 export async function enqueueQueuedRows(
   store: BatchStore,
   enqueuer: RowEnqueuer,
   batch: Pick<BatchRecord, "id" | "entityId">,
 ): Promise<number> {
-  const rowKeys = await store.rowKeys(batch.id);
-  const states = await store.rowStates(batch.id, rowKeys);
-  const queued: { rowKey: string; attempt: number }[] = [];
-  rowKeys.forEach((rowKey, i) => {
-    const s = states[i];
-    if (s?.state === "queued") queued.push({ rowKey, attempt: s.attempt });
+  let enqueued = 0;
+  await inLanes(store.rowKeyPages(batch.id), async (rowKeys) => {
+    const states = await store.rowStates(batch.id, rowKeys);
+    const queued: { rowKey: string; attempt: number }[] = [];
+    rowKeys.forEach((rowKey, i) => {
+      const s = states[i];
+      if (s?.state === "queued") queued.push({ rowKey, attempt: s.attempt });
+    });
+    if (queued.length === 0) return;
+    await enqueuer.enqueue(jobsFor(batch, queued));
+    enqueued += queued.length;
   });
-  return enqueueRows(enqueuer, batch, queued);
+  return enqueued;
 }
 
 /**

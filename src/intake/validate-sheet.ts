@@ -13,6 +13,7 @@ import { checkHeader, checkRow, type RowCheck } from "./check-row.js";
 import { fetchLiveContext, type LiveContext, type LiveDataSource } from "./live-context.js";
 import type { PayoutInstruction } from "./payout-instruction.js";
 import { type Problem, type ProblemCode, problem } from "./problems.js";
+import { ReferenceIndex } from "./reference-index.js";
 
 /** The part of the API client validation uses. */
 export interface IntakeApi extends LiveDataSource {
@@ -80,7 +81,7 @@ interface RowsContext {
 }
 
 async function* validateRows(rows: AsyncIterable<SheetRow>, ctx: RowsContext): AsyncGenerator<ValidatedRow> {
-  const firstRowOfReference = new Map<string, number>();
+  const firstRowOfReference = new ReferenceIndex();
   const limit = pLimit(ctx.concurrency);
   const attachmentChecks = new Map<string, Promise<AttachmentVerdict>>();
   const referenceKey = ctx.header.columns.find((c) => c.canonical === "reference")?.key;
@@ -99,10 +100,8 @@ async function* validateRows(rows: AsyncIterable<SheetRow>, ctx: RowsContext): A
     const check = checkRow(row, checkContext);
     const reference = check.instruction?.reference ?? referenceText(row, referenceKey);
     if (reference) {
-      const first = firstRowOfReference.get(reference);
-      if (first === undefined) {
-        firstRowOfReference.set(reference, row.rowNumber);
-      } else {
+      const first = firstRowOfReference.firstUseOrRecord(reference, row.rowNumber);
+      if (first !== undefined) {
         check.problems.push(
           problem(
             row.rowNumber,

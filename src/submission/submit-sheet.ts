@@ -5,6 +5,10 @@
  *
  * With `onInvalid: "reject"` (the default) nothing is submitted while any row is invalid; with
  * `"skip"` the invalid rows are recorded as `invalid` (they show in the result file) and the rest go.
+ *
+ * The rows stream: while the sheet is validated they go to a scratch file beside the archive (whether
+ * anything is submitted is known only after the last row), and from there into the batch's archive and
+ * Redis a chunk at a time, so a 1,000,000-row sheet is never held in memory (issue 9, point 6).
  */
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
@@ -13,16 +17,16 @@ import path from "node:path";
 import { pipeline as streamPipeline } from "node:stream/promises";
 import {
   DuplicateFileError,
-  type InvalidRowInput,
   newBatchId,
+  RowStaging,
   type SheetLayout,
   type SourceValues,
-  type SubmittedInstruction,
 } from "../batches/index.js";
 import {
   defaultReportPath,
   type IntakeApi,
   type Problem,
+  type SheetValidation,
   summaryOf,
   type ValidationSummary,
   validateSheet,
@@ -78,19 +82,47 @@ export async function submitSheet(options: SubmitSheetOptions): Promise<SubmitSh
     ...(options.sheetName === undefined ? {} : { sheet: options.sheetName }),
   });
   const layout = layoutOf(validation.header);
+  const batchId = newBatchId();
+  const staging = await RowStaging.create(
+    path.join(options.dataDir, "archive", `.staging-${batchId}.ndjson`),
+  );
+  try {
+    return await validateAndSubmit(options, { sheetPath, fileSha256, validation, layout, batchId, staging });
+  } finally {
+    await staging.remove();
+  }
+}
 
-  const instructions: SubmittedInstruction[] = [];
-  const invalidRows: InvalidRowInput[] = [];
+async function validateAndSubmit(
+  options: SubmitSheetOptions,
+  read: {
+    sheetPath: string;
+    fileSha256: string;
+    validation: SheetValidation;
+    layout: Omit<SheetLayout, "archivedSheetPath">;
+    batchId: string;
+    staging: RowStaging;
+  },
+): Promise<SubmitSheetOutcome> {
+  const { sheetPath, fileSha256, validation, layout, batchId, staging } = read;
   const problems: Problem[] = [...validation.sheetProblems];
+  const totals: CurrencyTotals = {};
   let rows = 0;
+  let validRows = 0;
   for await (const validated of validation.rows) {
     rows++;
     const source = sourceValuesOf(validated.row, validation.header);
     if (validated.instruction) {
-      instructions.push({ ...validated.instruction, source });
+      validRows++;
+      const { currency, amount } = validated.instruction;
+      const t = totals[currency] ?? { rows: 0, amount: 0 };
+      t.rows++;
+      t.amount += amount;
+      totals[currency] = t;
+      await staging.addRow({ ...validated.instruction, source });
     } else {
       problems.push(...validated.problems);
-      invalidRows.push({
+      await staging.addInvalid({
         rowNumber: validated.row.rowNumber,
         source,
         problems: (validated.problems.length > 0 ? validated.problems : validation.sheetProblems).map(
@@ -102,8 +134,8 @@ export async function submitSheet(options: SubmitSheetOptions): Promise<SubmitSh
       });
     }
   }
-  const summary = summaryOf(rows, instructions.length, problems);
-  const totals = totalsOf(instructions);
+  await staging.close();
+  const summary = summaryOf(rows, validRows, problems);
 
   let reportPath: string | undefined;
   if (problems.length > 0) {
@@ -115,11 +147,10 @@ export async function submitSheet(options: SubmitSheetOptions): Promise<SubmitSh
     return { kind: "invalid", summary, reportPath: reportPath! };
   }
   if (options.dryRun) return { kind: "dry-run", summary, totals, reportPath };
-  if (instructions.length === 0) return { kind: "nothing-to-pay", summary, reportPath };
+  if (validRows === 0) return { kind: "nothing-to-pay", summary, reportPath };
 
   // The sheet itself is archived first, under the batch id it will get; a resumed or refused
   // submission removes its copy again (the earlier batch has its own).
-  const batchId = newBatchId();
   const archivedSheetPath = path.join(
     options.dataDir,
     "archive",
@@ -130,8 +161,8 @@ export async function submitSheet(options: SubmitSheetOptions): Promise<SubmitSh
   let keepArchive = false;
   try {
     const result = await submitToPipeline(options.pipeline, {
-      instructions,
-      invalidRows,
+      instructions: staging.rows(),
+      invalidRows: staging.invalidRows(),
       fileSha256,
       sourceName: path.basename(sheetPath),
       entityId: options.entityId,
@@ -175,17 +206,6 @@ function sourceValuesOf(row: SheetRow, header: SheetHeader): SourceValues {
       cell.kind === "number" && cell.number !== undefined && !cell.lossy ? cell.number : cell.text;
   }
   return values;
-}
-
-function totalsOf(instructions: readonly SubmittedInstruction[]): CurrencyTotals {
-  const totals: CurrencyTotals = {};
-  for (const i of instructions) {
-    const t = totals[i.currency] ?? { rows: 0, amount: 0 };
-    t.rows++;
-    t.amount += i.amount;
-    totals[i.currency] = t;
-  }
-  return totals;
 }
 
 async function sha256Of(file: string): Promise<string> {

@@ -11,6 +11,7 @@ import { SheetReadError } from "../../sheets/index.js";
 import { type CurrencyTotals, DuplicateFileError, submitSheet } from "../../submission/index.js";
 import { connectApi } from "../api-connection.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { keepHeapLean } from "../lean-heap.js";
 import { redisPrefixOption } from "../options.js";
 
 interface SubmitFlags {
@@ -45,6 +46,7 @@ export function registerSubmit(program: Command): void {
       "\nExit codes: 0 submitted (or a clean dry run), 1 rows are invalid or the file was submitted before, 2 usage or environment error.",
     )
     .action(async (sheetPath: string, flags: SubmitFlags) => {
+      keepHeapLean();
       process.exitCode = await runSubmit(sheetPath, flags, {
         out: (line) => process.stdout.write(`${line}\n`),
         err: (line) => process.stderr.write(`${line}\n`),

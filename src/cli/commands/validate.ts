@@ -12,6 +12,7 @@ import {
 import { SheetReadError } from "../../sheets/index.js";
 import { connectApi } from "../api-connection.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { keepHeapLean } from "../lean-heap.js";
 
 interface ValidateFlags {
   report?: string;
@@ -32,6 +33,7 @@ export function registerValidate(program: Command): void {
       "\nExit codes: 0 every row is valid, 1 some rows are invalid (see the report), 2 the file cannot be read or the service cannot be reached.",
     )
     .action(async (sheetPath: string, flags: ValidateFlags) => {
+      keepHeapLean();
       process.exitCode = await runValidate(sheetPath, flags, (line) => process.stderr.write(`${line}\n`));
     });
 }
