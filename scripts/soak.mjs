@@ -1,5 +1,7 @@
 // `npm run soak -- --minutes N`: the storm test (test/integration/storm) run for N minutes of chaos
-// (default 5) with more rows; prints the rows, faults, kills, Redis restarts and retries it survived.
+// (default 5) with more rows (a batch of 200 every two minutes) and three workers; prints the rows,
+// chaos events, kills, Redis restarts, outages, retries and webhook deliveries it survived, and
+// what the ledger check found. STORM_SEED=n replays a run.
 import { spawnSync } from "node:child_process";
 
 const i = process.argv.indexOf("--minutes");

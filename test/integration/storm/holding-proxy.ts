@@ -27,6 +27,8 @@ export interface HoldingProxy {
   url: string;
   /** Requests seen, as `METHOD /path` (query stripped) → count. */
   counts: Map<string, number>;
+  /** Answers forwarded, as `METHOD /path STATUS` → count (a request the upstream never answered is not here). */
+  answers: Map<string, number>;
   /** Idempotency-Key → the distinct body hashes sent under it. */
   bodiesByKey: Map<string, Set<string>>;
   /**
@@ -55,6 +57,9 @@ export async function startHoldingProxy(target: string): Promise<HoldingProxy> {
   const rules: Rule[] = [];
   const open = new Set<ServerResponse>();
 
+  const labelOf = (req: IncomingMessage) =>
+    `${req.method ?? "GET"} ${(req.url ?? "/").split("?")[0]!.replace(upstream.pathname.replace(/\/$/, ""), "")}`;
+  const answers = new Map<string, number>();
   const forward = (req: IncomingMessage, body: Buffer, res: ServerResponse, gate?: Promise<void>) => {
     const out = httpRequest(
       {
@@ -68,6 +73,8 @@ export async function startHoldingProxy(target: string): Promise<HoldingProxy> {
         const chunks: Buffer[] = [];
         answer.on("data", (c: Buffer) => chunks.push(c));
         answer.on("end", () => {
+          const label = `${labelOf(req)} ${answer.statusCode}`;
+          answers.set(label, (answers.get(label) ?? 0) + 1);
           void (gate ?? Promise.resolve()).then(() => {
             if (res.destroyed) return;
             res.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -88,8 +95,8 @@ export async function startHoldingProxy(target: string): Promise<HoldingProxy> {
     req.on("end", () => {
       const body = Buffer.concat(chunks);
       const method = req.method ?? "GET";
-      const path = (req.url ?? "/").split("?")[0]!.replace(upstream.pathname.replace(/\/$/, ""), "");
-      const label = `${method} ${path}`;
+      const label = labelOf(req);
+      const path = label.slice(method.length + 1);
       counts.set(label, (counts.get(label) ?? 0) + 1);
       const key = req.headers["idempotency-key"];
       if (typeof key === "string" && body.length > 0) {
@@ -130,6 +137,7 @@ export async function startHoldingProxy(target: string): Promise<HoldingProxy> {
   return {
     url: `http://127.0.0.1:${port}${upstream.pathname}`,
     counts,
+    answers,
     bodiesByKey,
     hold(match, times = 1, what = "request") {
       let resolve!: (held: HeldRequest) => void;
