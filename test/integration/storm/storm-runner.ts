@@ -221,15 +221,18 @@ export async function runStorm(options: StormOptions): Promise<StormReport> {
     });
     await submitNext();
     for (let i = 0; i < options.workers; i++) workers.push(spawnWorker());
+    // The chaos starts once the workers pay (they take a few seconds to start under load), with an
+    // outage while the first batch's rows are in flight; so does every later batch: some rows end
+    // `error`, and operator retries must start new attempts for them.
+    const started = Date.now() + 180_000;
+    while (Date.now() < started && (await firstBatchWaiting())) await sleep(50);
 
     sandbox.setFaults(WEATHER);
     const chaosStart = Date.now();
     const chaosEnd = chaosStart + options.chaosMs;
-    // Every kind of chaos at least once, then at random; an outage first and after every new batch,
-    // while its rows are in flight, so that some of them end `error`.
+    // Every kind of chaos at least once, then at random.
     const kinds = ["outage", "kill-server", "restart-redis", "kill-worker", "restart-redis"];
     while (Date.now() < chaosEnd) {
-      await sleep(1_000 + random() * 2_000);
       if (
         batches.length < options.batches &&
         Date.now() >= chaosStart + (batches.length * options.chaosMs) / options.batches
@@ -238,6 +241,7 @@ export async function runStorm(options: StormOptions): Promise<StormReport> {
           () => kinds.unshift("outage"),
           (err: Error) => report.problems.push(`submitting a batch failed: ${err.message}`),
         );
+      if (kinds[0] !== "outage") await sleep(1_000 + random() * 2_000);
       const dice = random();
       const kind =
         kinds.shift() ??
@@ -333,6 +337,11 @@ export async function runStorm(options: StormOptions): Promise<StormReport> {
     await sandbox.close();
     await redis.stop("SIGKILL");
     await rm(dir, { recursive: true, force: true });
+  }
+
+  async function firstBatchWaiting(): Promise<boolean> {
+    const progress = await pipeline.store.progress(batches[0]!.batchId).catch(() => undefined);
+    return progress === undefined || progress.counts.queued === progress.batch.rowCount;
   }
 
   /** The ledger decides: one live payment per row across all attempts, at the sheet's amount. */
