@@ -218,6 +218,8 @@ export class BatchStore {
         rowCount: String(batch.rowCount),
         invalidCount: String(batch.invalidCount),
         rowsRecorded: batch.rowsRecorded ? "1" : "0",
+        // Its rows enter the open index as they move (see needsOpenIndexBackfill).
+        openIndexed: "1",
         enqueueComplete: batch.enqueueComplete ? "1" : "0",
         archivePath: batch.archivePath ?? "",
         sheet: JSON.stringify(batch.sheet),
@@ -247,6 +249,48 @@ export class BatchStore {
     const [err, set] = results?.[0] ?? [null, 0];
     if (err) throw err;
     return set === 1;
+  }
+
+  /**
+   * Puts a finished batch back among those awaiting outcomes, when an operator retry gave a row a new
+   * attempt: the sweep looks at its rows again, and it is marked finished (and its final result file
+   * written) again once every row is final.
+   */
+  async reopenBatch(batchId: string): Promise<void> {
+    await this.redis
+      .multi()
+      .hdel(this.keys.batch(batchId), "finishedAt")
+      .sadd(this.keys.awaitingOutcomes, batchId)
+      .exec();
+  }
+
+  /** True for a batch recorded before the open index existed, whose open rows are not in it yet. */
+  async needsOpenIndexBackfill(batchId: string): Promise<boolean> {
+    return (await this.redis.hget(this.keys.batch(batchId), "openIndexed")) !== "1";
+  }
+
+  /**
+   * Fills the open index of a batch recorded before it existed (once: the batch is then marked): every
+   * row with a payment not final yet goes in as stale, so the next sweep looks at it. Reads the rows a
+   * page at a time. Returns the rows added.
+   */
+  async backfillOpenIndex(batchId: string): Promise<number> {
+    let added = 0;
+    for await (const rowKeys of this.rowKeyPages(batchId)) {
+      const pipeline = this.redis.pipeline();
+      for (const rowKey of rowKeys) pipeline.hmget(this.keys.row(batchId, rowKey), "state", "paymentId");
+      const open: (string | number)[] = [];
+      ((await pipeline.exec()) ?? []).forEach(([err, value], i) => {
+        if (err) throw err;
+        const [state, paymentId] = value as [string | null, string | null];
+        if (state && isRowState(state) && !TERMINAL_ROW_STATES.includes(state) && paymentId)
+          open.push(0, rowKeys[i]!);
+      });
+      // NX: a row the scripts indexed meanwhile keeps its real last touch.
+      if (open.length > 0) added += Number(await this.redis.zadd(this.keys.open(batchId), "NX", ...open));
+    }
+    await this.redis.hset(this.keys.batch(batchId), "openIndexed", "1");
+    return added;
   }
 
   async getBatch(batchId: string): Promise<BatchRecord | undefined> {

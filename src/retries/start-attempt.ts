@@ -80,6 +80,7 @@ export async function startAttempt(input: StartAttemptInput): Promise<AttemptSta
     if (paid) {
       const adopted = await adoptPayment(store, row, paid, "retry found the earlier attempt's payment");
       if (adopted.outcome !== "ok") return changed(adopted.previous, adopted.attempt);
+      await store.reopenBatch(batch.id);
       return { kind: "adopted", paymentId: paid.id, state: rowStateForPayment(paid.status) };
     }
   }
@@ -98,6 +99,8 @@ export async function startAttempt(input: StartAttemptInput): Promise<AttemptSta
     return { kind: "not-yet", reason: (fresh && inDoubt(fresh, now())) ?? "a request of it was just sent" };
   }
   if (result.outcome !== "ok") return changed(result.previous, result.attempt);
+  // A finished batch runs again: the sweep must look at this row, and the batch finish anew.
+  await store.reopenBatch(batch.id);
   const attempt = result.attempt ?? row.attempt + 1;
   const instruction = input.correction?.instruction ?? row.instruction;
   if (input.correction && batch.archivePath) {

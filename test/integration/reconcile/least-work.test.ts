@@ -14,6 +14,7 @@ import {
   reconcileEnqueuer,
   startReconcileService,
 } from "../../../src/reconcile/index.js";
+import { retryRows } from "../../../src/retries/index.js";
 import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import {
   instruction,
@@ -169,6 +170,49 @@ describe("the sweep", () => {
     await until(async () => s.gets.mock.calls.length >= 5, "five looks");
     expect(new Set(s.gets.mock.calls.map(([id]) => id)).size).toBe(5);
     // Looked at now: the next sweep passes them by until they are stale again.
+    expect(await s.reconcile.sweep()).toMatchObject({ enqueued: 0, rowsRead: 0 });
+  });
+
+  it("looks again at a retried row of a finished batch, and finishes the batch anew", async () => {
+    const s = await stack("least-retry", { toInProgressMs: 3_600_000, toFinalMs: 3_600_000 });
+    const row = instruction();
+    const batchId = await s.h.submit([row]);
+    await s.h.startWorker();
+    await waitForRows(s.h.store, batchId, (r) => r.state === "submitted");
+    // The payment failed (as the service would say it): the batch is finished.
+    await s.h.store.changeRow(batchId, row.rowKey, { to: "failed", fields: { paymentStatus: "failed" } });
+    expect(await s.reconcile.sweep()).toMatchObject({ finished: 1 });
+    expect((await s.h.store.getBatch(batchId))?.finishedAt).toBeDefined();
+
+    const retried = await retryRows({ store: s.h.store, enqueuer: s.h.pipeline.enqueuer, batchId });
+    expect(retried).toMatchObject({ kind: "done", retried: [{ attempt: 2 }] });
+    await waitForRows(s.h.store, batchId, (r) => r.state === "submitted" && r.attempt === 2);
+    expect((await s.h.store.getBatch(batchId))?.finishedAt).toBeUndefined();
+
+    // Its new payment goes quiet: the sweep looks at it (it ignored the batch before the fix).
+    await s.h.pipeline.redis.zadd(s.h.store.keys.open(batchId), Date.now() - 3_600_000, row.rowKey);
+    expect(await s.reconcile.sweep()).toMatchObject({ batches: 1, enqueued: 1, rowsRead: 1 });
+    await s.h.store.changeRow(batchId, row.rowKey, {
+      to: "completed",
+      fields: { paymentStatus: "completed" },
+    });
+    expect(await s.reconcile.sweep()).toMatchObject({ finished: 1 });
+    expect((await s.h.store.getBatch(batchId))?.finishedAt).toBeDefined();
+  });
+
+  it("fills the open index of a batch recorded before it existed, once", async () => {
+    const s = await stack("least-backfill", { toInProgressMs: 3_600_000, toFinalMs: 3_600_000 });
+    const rows = Array.from({ length: 3 }, () => instruction());
+    const batchId = await s.h.submit(rows);
+    await s.h.startWorker();
+    await waitForRows(s.h.store, batchId, (r) => r.state === "submitted");
+    // As an older version left it: no index, no mark.
+    const redis = s.h.pipeline.redis;
+    await redis.del(s.h.store.keys.open(batchId));
+    await redis.hdel(s.h.store.keys.batch(batchId), "openIndexed");
+    expect(await s.reconcile.sweep()).toMatchObject({ batches: 1, enqueued: 3, rowsRead: 3 });
+    expect(await redis.zcard(s.h.store.keys.open(batchId))).toBe(3);
+    expect(await redis.hget(s.h.store.keys.batch(batchId), "openIndexed")).toBe("1");
     expect(await s.reconcile.sweep()).toMatchObject({ enqueued: 0, rowsRead: 0 });
   });
 });
