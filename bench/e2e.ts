@@ -93,6 +93,10 @@ interface RunFigures {
   rowsPerSec: number;
 }
 
+/**
+ * One measured run. A benchmark script, kept in one piece so that what is timed (and what is not) reads
+ * top to bottom; its `finally` stops every process started in it.
+ */
 async function runOnce(workerCount: number, plainRate: number | undefined): Promise<RunFigures> {
   say(`\n== ${fmt(ROWS)} rows, ${workerCount} worker process(es), concurrency ${CONCURRENCY} ==`);
   const redis = await startPrivateRedis();

@@ -44,6 +44,10 @@ function batchIdOf(id: string): string {
   return id;
 }
 
+/**
+ * Registers the batch routes. Long because it is a list of routes, each a few lines that read the
+ * shared context; the work behind each is in its own module (submission, retries, row pages).
+ */
 export function registerBatchRoutes(app: FastifyInstance, ctx: ApiContext, options: BatchRouteOptions): void {
   const uploads = new UploadStore(ctx.redis, ctx.prefix);
   const { store } = ctx;

@@ -138,6 +138,11 @@ export function newBatchId(now: Date = new Date()): string {
   return `b${stamp}-${randomBytes(4).toString("hex")}`;
 }
 
+/**
+ * Records a batch and queues its rows. About 120 lines because its steps (resume or duplicate, the
+ * approval gate, chunked record-then-enqueue) must run in this order around one set of counters; each
+ * step says why it is where it is.
+ */
 export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBatchResult> {
   const { store, enqueuer } = options;
   const now = options.now ?? (() => new Date());

@@ -66,6 +66,11 @@ export const DEMO_USER = "demo";
 /** The demo's sandbox settles payments within a few seconds so the sample finishes quickly. */
 const DEMO_CLOCK = { toInProgressMs: 400, toFinalMs: 800 };
 
+/**
+ * The demo, start to finish. Kept as one function on purpose: it is a script read top to bottom
+ * (start each part, register its stop right after, submit, wait, report), and the `finally` that
+ * stops every part started so far needs all of their handles in one scope.
+ */
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const { config, say } = options;
   const logger = createLogger({ level: config.logLevel === "info" ? "warn" : config.logLevel, name: "demo" });

@@ -103,6 +103,10 @@ function closedError(operation: string): PayoutsApiConnectionError {
   });
 }
 
+/**
+ * The requester: a closure over one client's settings and its lifetime abort signal, made of named
+ * steps (`attemptOnce`, `send`, `report`). Long only because they live inside it and share that state.
+ */
 export function createRequester(config: RequesterConfig): Requester {
   const base = config.baseUrl.replace(/\/+$/, "");
   const secrets = [config.apiKey];

@@ -119,6 +119,12 @@ interface RunContext {
   run: JobRun;
 }
 
+/**
+ * The processor: a closure over the store, the client and the settings, made of small named steps
+ * (`loadRun`, `adoptEarlierAttempt`, `ensureQuote`, `pay`, `send`, `recordFailure`, ...). It is long
+ * only because those steps live inside it, sharing the options without passing them around; each
+ * step stays short and is read on its own, in the order the header above lists them.
+ */
 export function createPaymentProcessor(options: PaymentProcessorOptions) {
   const { store, client } = options;
   const quoteSafetyMs = options.quoteSafetyMs ?? 10_000;

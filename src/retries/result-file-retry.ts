@@ -120,6 +120,9 @@ export async function retryFromDroppedResultFile(
  * as a sheet). Throws only what is not the file's fault (Redis, the API): the caller tries again later,
  * which is safe (a row retried already is `queued` on its new attempt, its corrections recorded, so
  * it is neither changed nor retryable the second time).
+ *
+ * Long (why): it is one pass: read the dropped file, match it to its batch, plan (pure, in
+ * result-file-plan.ts), then apply each decision; the phases hand several maps to each other.
  */
 export async function retryFromResultFile(
   options: ResultFileRetryOptions,

@@ -65,6 +65,10 @@ export function registerWorker(program: Command): void {
     });
 }
 
+/**
+ * `payouts worker`. Kept as one function on purpose: it starts the services in order and the shutdown
+ * below stops them in the reverse order within one grace period, which needs every handle in one scope.
+ */
 export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
   const config = loadConfig();
   const api = requireApi(config);
