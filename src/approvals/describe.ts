@@ -21,3 +21,25 @@ export function describeApproval(record: ApprovalRecord): string[] {
     ...record.approvals.map((a) => `  approved by ${a.by} at ${a.at}`),
   ];
 }
+
+/**
+ * The approvals of a held batch in one cell, for the result file's `approvals` column: who approved and
+ * when, or who rejected it, when and why, or when it expired. Same on every row of the batch.
+ */
+export function approvalsCell(record: ApprovalRecord): string {
+  const approvers = record.approvals.map((a) => `${a.by} ${a.at}`).join("; ");
+  const count = `${record.approvals.length} of ${record.required}`;
+  switch (record.status) {
+    case "approved":
+      return `approved (${count}): ${approvers}`;
+    case "awaiting-approval":
+      return `awaiting-approval (${count})${approvers ? `: ${approvers}` : ""}`;
+    case "rejected":
+      return (
+        `rejected by ${record.decidedBy ?? "?"} ${record.decidedAt ?? ""}` +
+        `${record.reason ? ` (${record.reason})` : ""}${approvers ? `; approved before: ${approvers}` : ""}`
+      );
+    case "expired":
+      return `expired ${record.decidedAt ?? record.expiresAt} (${count})${approvers ? `: ${approvers}` : ""}`;
+  }
+}

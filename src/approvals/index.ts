@@ -15,7 +15,7 @@ export {
   MAX_REASON_LENGTH,
   rejectBatch,
 } from "./decide.js";
-export { describeApproval } from "./describe.js";
+export { approvalsCell, describeApproval } from "./describe.js";
 export { approvalGate } from "./gate.js";
 export { cliIdentity } from "./identity.js";
 export {

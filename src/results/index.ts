@@ -17,6 +17,7 @@ export {
   WRITE_SPACING,
 } from "./result-outbox.js";
 export {
+  APPROVALS_COLUMN,
   buildResultTable,
   FALLBACK_SOURCE_COLUMNS,
   RESULT_COLUMNS,

@@ -28,6 +28,13 @@ export const RESULT_COLUMNS = [
 export type ResultColumn = (typeof RESULT_COLUMNS)[number];
 
 /**
+ * The column after {@link RESULT_COLUMNS} in the result file of a batch that needed approval: who
+ * approved it and when (or who rejected it, or when it expired), the same on every row. A batch that
+ * needed none has no such column, so its result file is as it always was.
+ */
+export const APPROVALS_COLUMN = "approvals";
+
+/**
  * Columns shown when a batch carries no sheet layout (submitted by a program, not from a sheet): the
  * row number and reference, so every line of the result can still be matched to its payout.
  */
@@ -35,9 +42,12 @@ export const FALLBACK_SOURCE_COLUMNS = ["row", "reference"] as const;
 
 export type ResultBatch = Pick<BatchRecord, "id" | "entityId" | "createdAt" | "sheet">;
 
-/** The header of the result file: the sheet's columns as written, then {@link RESULT_COLUMNS}. */
-export function resultColumns(batch: Pick<BatchRecord, "sheet">): string[] {
-  return [...sourceColumns(batch), ...RESULT_COLUMNS];
+/**
+ * The header of the result file: the sheet's columns as written, then {@link RESULT_COLUMNS}, then
+ * {@link APPROVALS_COLUMN} when the batch needed approval.
+ */
+export function resultColumns(batch: Pick<BatchRecord, "sheet">, withApprovals = false): string[] {
+  return [...sourceColumns(batch), ...RESULT_COLUMNS, ...(withApprovals ? [APPROVALS_COLUMN] : [])];
 }
 
 /** 0-based index of our `status` column (the sheet may have a `status` column of its own before it). */
@@ -143,18 +153,21 @@ function invalidInterleaver(batch: ResultBatch, invalid: readonly InvalidRowReco
 /**
  * The result lines in sheet order: `rows` (valid rows, ascending row number, possibly streamed in
  * chunks) merged with `invalid` (ascending row number). Holds one row at a time beyond `invalid`.
+ * With `approvals` (the batch needed approval), each line ends with that cell.
  */
 export async function* resultTableRows(
   batch: ResultBatch,
   rows: Iterable<RowRecord> | AsyncIterable<RowRecord>,
   invalid: readonly InvalidRowRecord[],
+  approvals?: string,
 ): AsyncGenerator<TableRow> {
   const interleave = invalidInterleaver(batch, invalid);
+  const end = (line: TableRow): TableRow => (approvals === undefined ? line : [...line, approvals]);
   for await (const row of rows) {
-    yield* interleave.before(row.rowNumber);
-    yield resultRowOfRow(batch, row);
+    for (const line of interleave.before(row.rowNumber)) yield end(line);
+    yield end(resultRowOfRow(batch, row));
   }
-  yield* interleave.rest();
+  for (const line of interleave.rest()) yield end(line);
 }
 
 /** The whole table at once (rows in any order), for small batches and tests. */

@@ -7,6 +7,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
+import { ApprovalStore, approvalsCell } from "../approvals/index.js";
 import type { BatchRecord, BatchStore, RowRecord } from "../batches/index.js";
 import { ROW_CHUNK } from "../batches/index.js";
 import type { TableRow } from "../files/index.js";
@@ -74,7 +75,10 @@ export async function writeResultFile(
   await mkdir(path.dirname(target), { recursive: true });
 
   const invalid = await store.invalidRows(batchId);
-  const lines = resultTableRows(batch, rowsInSheetOrder(store, batchId), invalid);
+  // A batch that needed approval says who approved it (and when) on every line (README "Approvals").
+  const approval = await new ApprovalStore(store.redis, { prefix: store.keys.prefix }).get(batchId);
+  const approvals = approval ? approvalsCell(approval) : undefined;
+  const lines = resultTableRows(batch, rowsInSheetOrder(store, batchId), invalid, approvals);
   // The first lines are read ahead to size the XLSX columns, then written first.
   const sample: TableRow[] = [];
   if (format === "xlsx") {
@@ -84,7 +88,7 @@ export async function writeResultFile(
     }
   }
   const summary = await writeTable(target, {
-    columns: resultColumns(batch),
+    columns: resultColumns(batch, approvals !== undefined),
     rows: (async function* () {
       yield* sample;
       yield* lines;

@@ -13,6 +13,7 @@ export {
   type PlannedBatchRow,
   planResultFileRetry,
   type RowDecision,
+  resultColumnCount,
 } from "./result-file-plan.js";
 export {
   isResultFile,

@@ -21,7 +21,7 @@ import {
   type SheetLayout,
   type SourceValues,
 } from "../batches/index.js";
-import { RESULT_COLUMNS } from "../results/index.js";
+import { APPROVALS_COLUMN, RESULT_COLUMNS } from "../results/index.js";
 import { BATCH_ID_SOURCE, idempotencyKeyFor } from "../row-identity/index.js";
 import type { SheetCell, SheetHeader } from "../sheets/index.js";
 import { whyNotRetryable } from "./row-selection.js";
@@ -34,10 +34,22 @@ const RESULT_FILE_NAME = new RegExp(
   "i",
 );
 
-/** True when the header's last columns are the ten result columns, in order. */
+/**
+ * How many of the header's last columns are ours: the ten result columns in order, followed by the
+ * `approvals` column when the batch needed approval. Undefined when the header is not a result file's.
+ */
+export function resultColumnCount(header: Pick<SheetHeader, "columns">): number | undefined {
+  const names = header.columns.map((c) => c.original.trim().toLowerCase());
+  const approvals = names[names.length - 1] === APPROVALS_COLUMN ? 1 : 0;
+  const tail = names.slice(names.length - approvals - RESULT_COLUMNS.length, names.length - approvals);
+  const matches =
+    tail.length === RESULT_COLUMNS.length && RESULT_COLUMNS.every((name, i) => tail[i] === name);
+  return matches ? RESULT_COLUMNS.length + approvals : undefined;
+}
+
+/** True when the header ends with our result columns (and, for a batch that needed approval, `approvals`). */
 export function isResultFileHeader(header: Pick<SheetHeader, "columns">): boolean {
-  const tail = header.columns.slice(-RESULT_COLUMNS.length).map((c) => c.original.trim().toLowerCase());
-  return tail.length === RESULT_COLUMNS.length && RESULT_COLUMNS.every((name, i) => tail[i] === name);
+  return resultColumnCount(header) !== undefined;
 }
 
 /**
@@ -57,7 +69,8 @@ export function layoutMismatch(
   layout: Pick<SheetLayout, "columns">,
   header: Pick<SheetHeader, "columns">,
 ): string | undefined {
-  const own = header.columns.slice(0, header.columns.length - RESULT_COLUMNS.length).map((c) => c.original);
+  const ours = resultColumnCount(header) ?? RESULT_COLUMNS.length;
+  const own = header.columns.slice(0, header.columns.length - ours).map((c) => c.original);
   const expected = layout.columns;
   if (own.length === expected.length && own.every((c, i) => c.trim() === (expected[i] ?? "").trim())) {
     return undefined;

@@ -3,6 +3,9 @@
  * approve, what rejection and expiry do to the rows, and that nothing of a held batch reaches the
  * payment queue before it is approved.
  */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import Papa from "papaparse";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   APPROVAL_REJECTED,
@@ -13,7 +16,8 @@ import {
   settleBatch,
 } from "../../../src/approvals/index.js";
 import { DuplicateFileError, resumeIncompleteBatches, submitBatch } from "../../../src/batches/index.js";
-import { retryRows } from "../../../src/retries/index.js";
+import { APPROVALS_COLUMN, RESULT_COLUMNS, writeResultFile } from "../../../src/results/index.js";
+import { resultColumnCount, retryRows } from "../../../src/retries/index.js";
 import { type ApprovalHarness, approvalHarness, instruction, policyOf, sha } from "./helpers.js";
 
 let h: ApprovalHarness;
@@ -113,6 +117,42 @@ describe("approving", () => {
     expect((await approveBatch(h.ctx, batchId, approver("bob"))).outcome).toBe("already");
     const selfLate = await decisionError(approveBatch(h.ctx, batchId, approver("carol")));
     expect(selfLate.code).toBe("SELF_APPROVAL");
+  });
+
+  it("the result file says who approved the batch and when, and is still a result file to re-drop", async () => {
+    const { batchId } = await h.submit(bigRows(), "carol");
+    const outPath = path.join(h.dataDir, `held.${batchId}.result.csv`);
+    const read = async () => {
+      await writeResultFile(h.pipeline.store, batchId, { outPath });
+      return Papa.parse<string[]>(await readFile(outPath, "utf8"), { skipEmptyLines: true }).data;
+    };
+    const [waitingHeader, waitingRow] = await read();
+    expect(waitingHeader?.at(-1)).toBe(APPROVALS_COLUMN);
+    expect(waitingRow?.at(-1)).toBe("awaiting-approval (0 of 2)");
+    await approveBatch(h.ctx, batchId, approver("alice"));
+    await approveBatch(h.ctx, batchId, approver("bob"));
+    const [header, ...rows] = await read();
+    expect(header?.slice(-RESULT_COLUMNS.length - 1)).toEqual([...RESULT_COLUMNS, APPROVALS_COLUMN]);
+    expect(rows).toHaveLength(2);
+    for (const row of rows) {
+      expect(row.at(-1)).toMatch(/^approved \(2 of 2\): alice \d{4}-\d\d-\d\dT\S+; bob \d{4}-\d\d-\d\dT\S+$/);
+    }
+    // The header the retry folder reads from a re-dropped copy: our columns, approvals included.
+    const columns = header!.map((original, index) => ({
+      index,
+      letter: "",
+      original,
+      canonical: null,
+      key: original,
+    }));
+    expect(resultColumnCount({ columns })).toBe(RESULT_COLUMNS.length + 1);
+
+    // A batch that needed no approval keeps the result file it always had.
+    const small = await h.submit([instruction({ amount: 100 })]);
+    const smallPath = path.join(h.dataDir, `small.${small.batchId}.result.csv`);
+    await writeResultFile(h.pipeline.store, small.batchId, { outPath: smallPath });
+    const [smallHeader] = Papa.parse<string[]>(await readFile(smallPath, "utf8")).data;
+    expect(smallHeader?.at(-1)).toBe("updated_at");
   });
 
   it("answers 404 for an unknown batch and 409 for a batch that needed no approval", async () => {

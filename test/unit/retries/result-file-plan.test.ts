@@ -5,13 +5,15 @@
  */
 import { describe, expect, it } from "vitest";
 import type { RowState } from "../../../src/batches/index.js";
-import { RESULT_COLUMNS } from "../../../src/results/index.js";
+import { APPROVALS_COLUMN, RESULT_COLUMNS } from "../../../src/results/index.js";
 import {
   batchIdCandidates,
   type DroppedRow,
   isResultFileHeader,
+  layoutMismatch,
   type PlannedBatchRow,
   planResultFileRetry,
+  resultColumnCount,
 } from "../../../src/retries/index.js";
 import { idempotencyKeyFor } from "../../../src/row-identity/index.js";
 import type { SheetCell, SheetColumn } from "../../../src/sheets/index.js";
@@ -64,6 +66,25 @@ describe("recognising a result file", () => {
     const swapped = [...result];
     [swapped[2], swapped[3]] = [swapped[3]!, swapped[2]!];
     expect(isResultFileHeader({ columns: swapped })).toBe(false);
+  });
+
+  it("recognises a result file with and without the approvals column, and its sheet columns either way", () => {
+    const own = ["Reference", "Amount", "Memo"].map(column);
+    const result = [...own, ...RESULT_COLUMNS.map((c, i) => column(c, i + 3))];
+    const withApprovals = [...result, column(APPROVALS_COLUMN, result.length)];
+    expect(resultColumnCount({ columns: result })).toBe(RESULT_COLUMNS.length);
+    expect(resultColumnCount({ columns: withApprovals })).toBe(RESULT_COLUMNS.length + 1);
+    expect(isResultFileHeader({ columns: withApprovals })).toBe(true);
+    expect(layoutMismatch(BATCH.sheet, { columns: result })).toBeUndefined();
+    expect(layoutMismatch(BATCH.sheet, { columns: withApprovals })).toBeUndefined();
+    // `approvals` anywhere but last is not ours.
+    const misplaced = [
+      ...own,
+      column(APPROVALS_COLUMN, 3),
+      ...RESULT_COLUMNS.map((c, i) => column(c, i + 4)),
+    ];
+    expect(layoutMismatch(BATCH.sheet, { columns: misplaced })).toMatch(/not the batch's sheet columns/);
+    expect(isResultFileHeader({ columns: [...own, column(APPROVALS_COLUMN, 3)] })).toBe(false);
   });
 
   it("reads the batch id from the name payouts gives a result file, and from renamed copies", () => {
