@@ -140,12 +140,23 @@ function optionalNumber(value: string | undefined): number | undefined {
   return value === undefined || value === "" ? undefined : Number(value);
 }
 
-function parseHistory(text: string | undefined): RowHistoryEntry[] {
+/** A row's history lines (redis-scripts.ts HISTORY_LINE), compact or the JSON of older versions. */
+export function parseHistory(text: string | undefined): RowHistoryEntry[] {
   if (!text) return [];
   return text
     .split("\n")
     .filter((line) => line.length > 0)
-    .map((line) => JSON.parse(line) as RowHistoryEntry);
+    .map((line) => {
+      if (line.startsWith("{")) return JSON.parse(line) as RowHistoryEntry;
+      const [at = "", from = "-", to = "", attempt = "", ...note] = line.split(" ");
+      return {
+        at,
+        from: from === "-" || !isRowState(from) ? null : from,
+        to: (isRowState(to) ? to : "queued") as RowState,
+        attempt: Number(attempt),
+        note: JSON.parse(note.join(" ") || "null") as string | null,
+      };
+    });
 }
 
 /** What the row scripts answer: {outcome, state before, attempt}. */

@@ -24,12 +24,25 @@ function script(name: string, source: string): LuaScript {
   return { name, source, sha: createHash("sha1").update(source).digest("hex") };
 }
 
-/** JSON string literal of a Lua string (state names and ISO times: no escaping needed beyond quotes). */
+/**
+ * A row's history: one compact line per change, `<at> <from|-> <to> <attempt> <note as JSON>` (about
+ * half the bytes of a JSON object per line; the note, last, may hold spaces), and only the latest
+ * HISTORY_MAX lines are kept, so a row's record stays small however often it is retried (issue 9,
+ * point 6). batch-store.ts's parseHistory reads these lines and the JSON lines of older versions.
+ */
+export const HISTORY_MAX = 20;
 const HISTORY_LINE = `
 local function history_line(now, from, to, attempt, note)
-  local f = 'null'
-  if from then f = '"' .. from .. '"' end
-  return '{"at":"' .. now .. '","from":' .. f .. ',"to":"' .. to .. '","attempt":' .. attempt .. ',"note":' .. note .. '}\\n'
+  return now .. ' ' .. (from or '-') .. ' ' .. to .. ' ' .. attempt .. ' ' .. note .. '\\n'
+end
+local function append_history(key, line)
+  local h = (redis.call('HGET', key, 'history') or '') .. line
+  local _, n = string.gsub(h, '\\n', '')
+  while n > ${HISTORY_MAX} do
+    h = string.sub(h, string.find(h, '\\n', 1, true) + 1)
+    n = n - 1
+  end
+  redis.call('HSET', key, 'history', h)
 end
 `;
 
@@ -143,8 +156,7 @@ if changes then
   redis.call('HINCRBY', KEYS[3], to .. '|' .. currency, amount)
 end
 if changes or note ~= 'null' then
-  local h = redis.call('HGET', KEYS[1], 'history') or ''
-  redis.call('HSET', KEYS[1], 'history', h .. history_line(now, cur, to, att, note))
+  append_history(KEYS[1], history_line(now, cur, to, att, note))
 end
 ${OPEN_INDEX_UPDATE}
 return {'ok', cur, att}
@@ -225,8 +237,7 @@ redis.call('HINCRBY', KEYS[2], cur, -1)
 redis.call('HINCRBY', KEYS[2], 'queued', 1)
 redis.call('HINCRBY', KEYS[3], cur .. '|' .. oldCurrency, -oldAmount)
 redis.call('HINCRBY', KEYS[3], 'queued|' .. currency, amount)
-local h = redis.call('HGET', KEYS[1], 'history') or ''
-redis.call('HSET', KEYS[1], 'history', h .. history_line(now, cur, 'queued', next, ARGV[3]))
+append_history(KEYS[1], history_line(now, cur, 'queued', next, ARGV[3]))
 return {'ok', cur, next}
 `,
 );

@@ -28,9 +28,10 @@ export function paymentJobOptions(settings: JobRetrySettings): JobsOptions {
     // A finished row lives on in its Redis record; the job is not needed any more. A re-add of the
     // id later is harmless: the row is past `queued`, so the worker does nothing.
     removeOnComplete: true,
-    // Failed jobs stay a week for inspection (a failed job's id blocks a re-add of the same attempt,
-    // which is what we want: only an operator retry, with a new key, sends the row again).
-    removeOnFail: { age: 7 * 24 * 3600 },
+    // Failed jobs stay a week for inspection, the latest 10,000 at most so a batch that fails whole
+    // does not keep a job per row. (A re-added id of a failed row is harmless: the row is past
+    // `queued`, so the worker does nothing; only an operator retry, with a new key, sends it again.)
+    removeOnFail: { age: 7 * 24 * 3600, count: 10_000 },
   };
 }
 

@@ -17,6 +17,7 @@ import {
   rowIdempotencyKey,
   submitBatch,
 } from "../../../src/batches/index.js";
+import { HISTORY_MAX } from "../../../src/batches/redis-scripts.js";
 import { idempotencyKeyFor } from "../../../src/row-identity/index.js";
 import { deleteKeys, instruction, REDIS_URL, sha, uniquePrefix } from "../../integration/pipeline/helpers.js";
 
@@ -88,6 +89,35 @@ describe("row changes", () => {
     const progress = await store.progress(batchId);
     expect(progress!.counts).toMatchObject({ queued: 1, submitted: 1 });
     expect(progress!.totals.USD).toEqual({ queued: 250, submitted: 1000 });
+  });
+
+  it("keeps the latest changes of a row's history in compact lines, and reads older JSON lines", async () => {
+    const { batchId, rows } = await newBatch();
+    const key = rows[0]!.rowKey;
+    for (let i = 0; i < HISTORY_MAX + 5; i++)
+      await store.changeRow(batchId, key, { note: `look ${i}: a "note"` });
+    const row = await store.getRow(batchId, key);
+    expect(row!.history).toHaveLength(HISTORY_MAX);
+    expect(row!.history.at(-1)).toMatchObject({
+      from: "queued",
+      to: "queued",
+      attempt: 1,
+      note: `look ${HISTORY_MAX + 4}: a "note"`,
+    });
+    expect(row!.history[0]!.note).toBe('look 5: a "note"');
+    const rowHash = store.keys.row(batchId, key);
+    expect((await redis.hget(rowHash, "history"))!.split("\n")[0]).toMatch(/^\S+Z queued queued 1 "look 5/);
+
+    const older =
+      '{"at":"2026-01-01T00:00:00.000Z","from":null,"to":"queued","attempt":1,"note":"recorded"}\n';
+    await redis.hset(rowHash, "history", older);
+    await store.changeRow(batchId, key, { to: "submitted", note: "payment created" });
+    expect(
+      (await store.getRow(batchId, key))!.history.map((e) => [e.at.slice(0, 4), e.from, e.to, e.note]),
+    ).toEqual([
+      ["2026", null, "queued", "recorded"],
+      [expect.any(String), "queued", "submitted", "payment created"],
+    ]);
   });
 
   it("refuses to move backwards or out of a terminal state, and ignores an older attempt's job", async () => {
