@@ -8,6 +8,7 @@ import path from "node:path";
 import type { Redis } from "ioredis";
 import { type IntakeApi, type Problem, validateSheet, writeValidationReport } from "../intake/index.js";
 import { formatMinor } from "../money/index.js";
+import { readSheetIsolated } from "../sheets/index.js";
 import type { SheetCell } from "../sheets/types.js";
 
 export const UPLOAD_TTL_SECONDS = 30 * 24 * 3600;
@@ -73,6 +74,10 @@ export async function validateUpload(
   filePath: string,
   options: { api: IntakeApi; sheet: string | undefined },
 ): Promise<Omit<UploadRecord, "id" | "fileName" | "uploadedBy" | "uploadedAt" | "sheet" | "path">> {
+  // Read first in a thread with a bounded heap and time (as the watched folder does): an uploaded
+  // file past the readers' own limits costs that thread and is refused (SheetReadError, 422), while
+  // the server, which also receives webhooks, goes on. Validation then reads a file known to be sane.
+  await readSheetIsolated(filePath, options.sheet ? { sheet: options.sheet } : {});
   const validation = await validateSheet(filePath, {
     api: options.api,
     ...(options.sheet ? { sheet: options.sheet } : {}),

@@ -19,7 +19,9 @@ import {
 import { type ReconcileService, startReconcileService } from "../../../src/reconcile/index.js";
 import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { type RunningServer, startServer, WEBHOOK_PATH } from "../../../src/server/index.js";
+import { configureSheetLimits } from "../../../src/sheets/index.js";
 import { CONSUMED_EVENTS } from "../../../src/webhooks/index.js";
+import { writeGiantInlineCell } from "../../unit/sheets/hostile-xlsx.js";
 import { deleteKeys, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
 
 const prefix = uniquePrefix("api");
@@ -261,6 +263,23 @@ describe("a sheet from upload to result", () => {
     expect(big.json.error.code).toBe("PAYLOAD_TOO_LARGE");
     const exe = await upload("submitter", "tool.exe", "MZ");
     expect(exe.status).toBe(415);
+  });
+
+  it("reads an upload in a bounded thread: a file past every other limit is refused 422 and the server goes on", async () => {
+    // Limits loosened so that only the reading thread's heap bound can stop the read (issue 13, point 5).
+    configureSheetLimits({ maxInflateRatio: 1e9, maxRowChars: 1e9, maxCellChars: 1e9, readMaxMemoryMb: 16 });
+    try {
+      const file = path.join(dir, "endless-cell.xlsx");
+      await writeGiantInlineCell(file, 20 * 1024 * 1024);
+      const refused = await upload("submitter", "endless-cell.xlsx", await readFile(file));
+      expect(refused.status).toBe(422);
+      expect(refused.json.error.code).toBe("SHEET_UNREADABLE");
+      expect(refused.json.error.message).toContain("SHEET_READ_MAX_MEMORY_MB");
+    } finally {
+      configureSheetLimits({});
+    }
+    const ok = await upload("submitter", "fine.csv", SHEET);
+    expect(ok.status).toBe(201);
   });
 
   it("submits a valid upload once: 201, then 409 DUPLICATE_FILE naming the batch", async () => {
