@@ -12,7 +12,7 @@ import { BATCH_ID_PATTERN, BATCH_ID_SOURCE } from "../row-identity/index.js";
 import type { ResultFileSource } from "../server/result-download.js";
 import { submitSheet } from "../submission/index.js";
 import { ApiError } from "./api-error.js";
-import { batchOrigin, batchView, originKey } from "./batch-views.js";
+import { batchViewOf, originKey } from "./batch-views.js";
 import type { ApiContext } from "./context.js";
 import { decodeCursor, pageRows, rowByNumber, rowView } from "./row-pages.js";
 import { UploadStore } from "./uploads.js";
@@ -120,7 +120,7 @@ export function registerBatchRoutes(app: FastifyInstance, ctx: ApiContext, optio
       const state = outcome.awaitingApproval
         ? "awaiting-approval"
         : p
-          ? batchView(p, {}).state
+          ? (await batchViewOf(store, ctx.prefix, p)).state
           : "submitting";
       return reply.code(201).send({ id: outcome.batchId, state });
     },
@@ -157,7 +157,7 @@ export function registerBatchRoutes(app: FastifyInstance, ctx: ApiContext, optio
       const data = [];
       for (const e of page) {
         const p = await store.progress(e.id);
-        if (p) data.push(batchView(p, await batchOrigin(store, ctx.prefix, e.id)));
+        if (p) data.push(await batchViewOf(store, ctx.prefix, p));
       }
       const last = page.at(-1);
       const more = fresh.length > limit || (fresh.length === limit && entries.length > page.length);
@@ -173,7 +173,7 @@ export function registerBatchRoutes(app: FastifyInstance, ctx: ApiContext, optio
     { preHandler: allow("batches.read") },
     async (request) => {
       const p = await progressOr404(request.params.id);
-      return batchView(p, await batchOrigin(store, ctx.prefix, p.batch.id));
+      return batchViewOf(store, ctx.prefix, p);
     },
   );
 

@@ -1,10 +1,17 @@
 /** What the API says about a batch: its summary (state, counts, money) from the store's progress. */
+import { type ApprovalRecord, ApprovalStore } from "../approvals/index.js";
 import type { BatchProgress, BatchStore } from "../batches/index.js";
 import { formatMinor } from "../money/index.js";
 
-export type BatchState = "submitting" | "running" | "finished";
+/**
+ * A batch's state in the API and the console. A batch held for approval (README "Approvals") is
+ * `awaiting-approval` until decided, and a rejected or expired one ends `rejected` or `expired` (its
+ * rows canceled); an approved one runs like any other.
+ */
+export type BatchState = "submitting" | "awaiting-approval" | "rejected" | "expired" | "running" | "finished";
 
-export function batchState(p: BatchProgress): BatchState {
+export function batchState(p: BatchProgress, approval?: Pick<ApprovalRecord, "status">): BatchState {
+  if (approval && approval.status !== "approved") return approval.status;
   if (!p.batch.enqueueComplete) return "submitting";
   // Not finishedAt: a retry after the batch finished makes it run again.
   if (p.done >= p.batch.rowCount) return "finished";
@@ -38,7 +45,7 @@ export async function batchOrigin(
   return (await store.redis.hgetall(originKey(prefix, batchId))) as Partial<BatchOrigin>;
 }
 
-export function batchView(p: BatchProgress, origin: Partial<BatchOrigin>) {
+export function batchView(p: BatchProgress, origin: Partial<BatchOrigin>, approval?: ApprovalRecord) {
   const totals = Object.entries(p.totals)
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([currency, byState]) => {
@@ -52,7 +59,7 @@ export function batchView(p: BatchProgress, origin: Partial<BatchOrigin>) {
   return {
     id: p.batch.id,
     sourceName: p.batch.sourceName,
-    state: batchState(p),
+    state: batchState(p, approval),
     createdAt: p.batch.createdAt,
     createdBy: origin.createdBy ?? null,
     uploadId: origin.uploadId ?? null,
@@ -62,7 +69,20 @@ export function batchView(p: BatchProgress, origin: Partial<BatchOrigin>) {
     done: p.done,
     counts: p.counts,
     totals,
+    /** For a batch that needed approval: its status, approvals needed, and who approved when. */
+    approval: approval
+      ? { status: approval.status, required: approval.required, approvals: approval.approvals }
+      : null,
   };
+}
+
+/** The view of a batch with what it is read with: who submitted it through the API, and its approval. */
+export async function batchViewOf(store: BatchStore, prefix: string, p: BatchProgress): Promise<BatchView> {
+  const [origin, approval] = await Promise.all([
+    batchOrigin(store, prefix, p.batch.id),
+    new ApprovalStore(store.redis, { prefix }).get(p.batch.id),
+  ]);
+  return batchView(p, origin, approval);
 }
 
 export type BatchView = ReturnType<typeof batchView>;

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from "fastify";
 import { allow } from "../auth/index.js";
 import type { BatchStore } from "../batches/index.js";
-import { type BatchView, batchOrigin, batchView } from "./batch-views.js";
+import { type BatchView, batchViewOf } from "./batch-views.js";
 
 const POLL_MS = 1_000;
 const HEARTBEAT_MS = 15_000;
@@ -32,7 +32,7 @@ export function createProgressFeed(store: BatchStore, prefix: string, pollMs = P
       for (const id of ids) {
         const p = await store.progress(id);
         if (!p) continue;
-        const view = batchView(p, await batchOrigin(store, prefix, id));
+        const view = await batchViewOf(store, prefix, p);
         const fingerprint = JSON.stringify([view.state, view.counts, view.done]);
         seen.set(id, fingerprint);
         if (last.get(id) !== fingerprint) {

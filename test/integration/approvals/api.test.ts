@@ -144,6 +144,14 @@ describe("approvals over the API", () => {
       required: 1,
       approvals: [],
     });
+    // The batch itself, and the batch list, say it waits for approval.
+    const held = (await call("viewer", "GET", `/api/v1/batches/${id}`)).json;
+    expect(held).toMatchObject({ state: "awaiting-approval", approval: { status: "awaiting-approval" } });
+    const listed = (await call("viewer", "GET", "/api/v1/batches?limit=100")).json.data as {
+      id: string;
+      state: string;
+    }[];
+    expect(listed.find((b) => b.id === id)?.state).toBe("awaiting-approval");
 
     for (const who of ["viewer", "clerk"]) {
       const res = await call(who, "POST", `/api/v1/batches/${id}/approve`);
@@ -159,6 +167,9 @@ describe("approvals over the API", () => {
     const deadline = Date.now() + 20_000;
     while ((await rowStates(id)).includes("queued") && Date.now() < deadline) await sleep(200);
     expect(await rowStates(id)).toEqual(["submitted", "submitted"]);
+    const running = (await call("viewer", "GET", `/api/v1/batches/${id}`)).json;
+    expect(running.state).not.toBe("awaiting-approval");
+    expect(running.approval).toMatchObject({ status: "approved", approvals: [{ by: "ann" }] });
 
     const late = await call("ben", "POST", `/api/v1/batches/${id}/approve`);
     expect([late.status, late.json.error.code]).toEqual([409, "NOT_AWAITING_APPROVAL"]);
@@ -184,6 +195,7 @@ describe("approvals over the API", () => {
       reason: "duplicate of last week",
     });
     expect(await rowStates(id)).toEqual(["canceled", "canceled"]);
+    expect((await call("viewer", "GET", `/api/v1/batches/${id}`)).json.state).toBe("rejected");
     const late = await call("ben", "POST", `/api/v1/batches/${id}/approve`);
     expect(late.status).toBe(409);
     const unknown = await call("ben", "POST", "/api/v1/batches/b20200101T000000-00000000/approve");
