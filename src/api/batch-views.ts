@@ -61,7 +61,8 @@ export function batchView(p: BatchProgress, origin: Partial<BatchOrigin>, approv
     sourceName: p.batch.sourceName,
     state: batchState(p, approval),
     createdAt: p.batch.createdAt,
-    createdBy: origin.createdBy ?? null,
+    // Who submitted it: the API user, else the batch's own record (`system:inbox`, `cli:<user>`, ...).
+    createdBy: origin.createdBy ?? p.batch.submittedBy ?? null,
     uploadId: origin.uploadId ?? null,
     finishedAt: p.batch.finishedAt ?? null,
     rows: p.batch.rowCount,

@@ -143,6 +143,11 @@ describe("a sheet over the threshold dropped into the inbox", () => {
     await page.getByRole("button", { name: "Log in" }).click();
     await expect.poll(() => page.locator("#who").textContent()).toBe("ann (approver)");
     await page.getByRole("button", { name: "Batches" }).click();
+    // The list says the batch waits for approval (not "submitting").
+    await expect
+      .poll(() => page.locator("tr", { has: page.getByRole("button", { name: batchId }) }).textContent())
+      .toContain("awaiting-approval");
+    await page.screenshot({ path: path.join(SHOTS, "approvals-00-list.png"), fullPage: true });
     await page.getByRole("button", { name: batchId }).click();
     await expect
       .poll(() => page.locator("#approval-summary").textContent())
@@ -160,5 +165,8 @@ describe("a sheet over the threshold dropped into the inbox", () => {
       return found.length === 2 ? found : undefined;
     });
     expect(new Set(paid.map((p) => p.metadata?.payouts_row)).size).toBe(2);
+    const approved = await get(`/api/v1/batches/${batchId}`);
+    expect(approved.approval).toMatchObject({ status: "approved", approvals: [{ by: "ann" }] });
+    expect(approved.state).not.toBe("awaiting-approval");
   }, 180_000);
 });
