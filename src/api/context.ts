@@ -1,6 +1,5 @@
 /** Everything the HTTP API works with, built once by `startServer` (or a test) and passed in. */
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import type { AuditTrail } from "../audit/index.js";
 import type { AuthStore } from "../auth/index.js";
 import type { BatchStore, RowEnqueuer } from "../batches/index.js";
@@ -8,6 +7,7 @@ import type { IntakeApi } from "../intake/index.js";
 import type { PayoutsClient } from "../payouts-api/index.js";
 import type { PipelineSettings } from "../pipeline/index.js";
 import type { ReconcileEnqueuer } from "../reconcile/index.js";
+import type { RedisClient } from "../redis/index.js";
 
 /** Default largest upload (a sheet): 50 MB. */
 export const DEFAULT_UPLOAD_LIMIT_BYTES = 50 * 1024 * 1024;
@@ -16,7 +16,7 @@ export interface ApiContext {
   auth: AuthStore;
   audit: AuditTrail;
   /** A plain connection (uploads, indexes, event feed). */
-  redis: Redis;
+  redis: RedisClient;
   /** Key prefix of the working state (default `payouts`). */
   prefix: string;
   store: BatchStore;

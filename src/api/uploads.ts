@@ -1,13 +1,13 @@
 /**
  * Uploaded sheets: each is stored under `DATA_DIR/uploads/<generated id>/` (the file keeps a cleaned
  * copy of its name, so the batch and its result file carry the name people know), validated against
- * the live accounts, and remembered in Redis (`<prefix>:upload:<id>`, 30 days) until it is submitted.
+ * the live accounts, and remembered in RedisClient (`<prefix>:upload:<id>`, 30 days) until it is submitted.
  */
 import { randomBytes } from "node:crypto";
 import path from "node:path";
-import type { Redis } from "ioredis";
 import { type IntakeApi, type Problem, validateSheet, writeValidationReport } from "../intake/index.js";
 import { formatMinor } from "../money/index.js";
+import type { RedisClient } from "../redis/index.js";
 import { readSheetIsolated } from "../sheets/index.js";
 import type { SheetCell } from "../sheets/types.js";
 
@@ -137,7 +137,7 @@ export async function validateUpload(
 
 export class UploadStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 

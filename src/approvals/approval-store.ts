@@ -13,8 +13,8 @@
  *   <p>:approvals:unannounced      set    held batches whose `batch.awaiting_approval` is not sent yet
  */
 import { createHash, randomBytes } from "node:crypto";
-import type { Redis } from "ioredis";
 import { DEFAULT_KEY_PREFIX, redisLayout, runScript } from "../batches/index.js";
+import type { RedisClient } from "../redis/index.js";
 import { type ApprovalAudit, EXPIRY_ACTOR } from "./audit.js";
 import type { ThresholdReached } from "./rules.js";
 import {
@@ -158,7 +158,7 @@ export class ApprovalStore {
   private readonly batchKey: (id: string) => string;
 
   constructor(
-    readonly redis: Redis,
+    readonly redis: RedisClient,
     options: ApprovalStoreOptions = {},
   ) {
     this.prefix = options.prefix ?? DEFAULT_KEY_PREFIX;

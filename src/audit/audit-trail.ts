@@ -1,9 +1,9 @@
 /**
- * The audit trail: who did what, when, from where, with what outcome. One Redis stream
+ * The audit trail: who did what, when, from where, with what outcome. One RedisClient stream
  * (`<prefix>:audit`), newest last, capped at about `maxEntries` (old entries are trimmed, never
  * rewritten). The stream id is the entry's id and the paging cursor.
  */
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/index.js";
 
 export const DEFAULT_AUDIT_MAX_ENTRIES = 1_000_000;
 
@@ -37,7 +37,7 @@ export class AuditTrail {
   private readonly key: string;
 
   constructor(
-    readonly redis: Redis,
+    readonly redis: RedisClient,
     prefix = "payouts",
     private readonly maxEntries = DEFAULT_AUDIT_MAX_ENTRIES,
   ) {

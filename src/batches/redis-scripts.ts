@@ -5,7 +5,7 @@
  * arrive ready-encoded from TypeScript.
  */
 import { createHash } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/index.js";
 import { REFERENCE_REUSED } from "./adopt-payment.js";
 import {
   luaAdoptableFromErrorTable,
@@ -48,7 +48,7 @@ end
 
 /**
  * The batch's index of open rows (redis-layout.ts `open`): a row with a payment that is not final yet,
- * scored by its last touch (Redis time, ms), so the sweep reads only the rows gone quiet. Kept by the
+ * scored by its last touch (RedisClient time, ms), so the sweep reads only the rows gone quiet. Kept by the
  * script that moves rows, atomically with the move. The member is the row key (what follows the last
  * `:row:` of the row's hash key: row keys never contain a `:`).
  */
@@ -244,7 +244,7 @@ return {'ok', cur, next}
 
 /** Runs a script by its SHA, loading it on the first NOSCRIPT (after a restart or a SCRIPT FLUSH). */
 export async function runScript(
-  redis: Redis,
+  redis: RedisClient,
   lua: LuaScript,
   keys: readonly string[],
   args: readonly (string | number)[],

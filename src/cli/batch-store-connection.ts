@@ -1,7 +1,7 @@
 /** The batch store on REDIS_URL, for commands that read batches (status, result); a usage error if Redis is away. */
-import { Redis } from "ioredis";
 import { BatchStore } from "../batches/index.js";
 import type { AppConfig } from "../config/index.js";
+import { connectRedis, type RedisClient } from "../redis/index.js";
 import { CliError, EXIT } from "./exit-codes.js";
 
 export async function withBatchStore<T>(
@@ -13,15 +13,10 @@ export async function withBatchStore<T>(
 }
 
 /** A connection to REDIS_URL for one command (users, tokens, batches); a usage error if Redis is away. */
-export async function withRedis<T>(config: AppConfig, use: (redis: Redis) => Promise<T>): Promise<T> {
+export async function withRedis<T>(config: AppConfig, use: (redis: RedisClient) => Promise<T>): Promise<T> {
   // Never reconnects (see connectRedis failFast): a command fails in one line rather than going on
   // against a Redis that came back without its data; the listener keeps ioredis from printing stacks.
-  const redis = new Redis(config.redisUrl, {
-    maxRetriesPerRequest: 1,
-    lazyConnect: true,
-    retryStrategy: () => null,
-  });
-  redis.on("error", () => undefined);
+  const redis = connectRedis(config.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true, failFast: true });
   try {
     await redis.connect().catch((err: Error) => {
       throw new CliError(`cannot reach Redis at REDIS_URL: ${err.message}`, EXIT.usage);

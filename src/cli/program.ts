@@ -5,6 +5,7 @@
 import { Command, CommanderError } from "commander";
 import { packageVersion } from "../assets/index.js";
 import { ConfigError, loadConfig } from "../config/index.js";
+import { clusterNodesFromEnv, hashTaggedPrefix } from "../redis/index.js";
 import { configureSheetLimits } from "../sheets/index.js";
 import { registerApprove } from "./commands/approve.js";
 import { registerDemo } from "./commands/demo.js";
@@ -31,6 +32,8 @@ export function buildProgram(): Command {
     .exitOverride();
   // Every command that reads a sheet reads it within the configured limits.
   program.hook("preAction", applySheetLimits);
+  // On a Redis Cluster every key of the installation must share one slot: hash-tag the prefix.
+  program.hook("preAction", applyClusterPrefix);
   registerDemo(program);
   registerSandbox(program);
   registerTemplate(program);
@@ -56,6 +59,26 @@ function applySheetLimits(): void {
     // A bad environment is reported by the command that needs it, with the variable named.
     if (!(err instanceof ConfigError)) throw err;
   }
+}
+
+/**
+ * With REDIS_CLUSTER_NODES set, `--redis-prefix payouts` becomes `{payouts}` for every command (a
+ * prefix with a hash tag already is kept), so every key, script and queue of it lives in one slot. A
+ * single Redis keeps the plain prefix, so data written before keeps being found.
+ */
+function applyClusterPrefix(_program: Command, command: Command): void {
+  const prefix: unknown = command.getOptionValue("redisPrefix");
+  if (typeof prefix !== "string") return;
+  try {
+    if (clusterNodesFromEnv() === undefined) return;
+  } catch {
+    return; // a bad REDIS_CLUSTER_NODES is reported by loadConfig, with the variable named
+  }
+  command.setOptionValueWithSource(
+    "redisPrefix",
+    hashTaggedPrefix(prefix),
+    command.getOptionValueSource("redisPrefix") ?? "default",
+  );
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -16,6 +16,7 @@ import {
   parseApprovalsRequired,
   parseApprovalThresholds,
 } from "../approvals/rules.js";
+import { type ClusterNode, parseClusterNodes } from "../redis/cluster-nodes.js";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -40,6 +41,20 @@ const EnvSchema = z.object({
     .default("me"),
   PAYOUTS_WEBHOOK_SECRET: z.string().min(1).optional(),
   REDIS_URL: url("REDIS_URL").default("redis://127.0.0.1:6379"),
+  /** A Redis Cluster's seed nodes, `host:port,host:port`: every connection becomes a cluster connection. */
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .superRefine((v, ctx) => {
+      try {
+        parseClusterNodes(v);
+      } catch (err) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${(err as Error).message} (REDIS_CLUSTER_NODES=host:port,...)`,
+        });
+      }
+    })
+    .optional(),
   DATA_DIR: z.string().min(1).default("./data"),
   HTTP_PORT: intFrom(0, 65535).default(3000),
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
@@ -83,6 +98,8 @@ export interface AppConfig {
   /** The webhook signing secret; the spec keys signatures with the partner's API key, so that is the default. */
   webhookSecret: string | undefined;
   redisUrl: string;
+  /** REDIS_CLUSTER_NODES parsed: set, every connection is to this Redis Cluster (src/redis). */
+  redisClusterNodes: ClusterNode[] | undefined;
   dataDir: string;
   httpPort: number;
   logLevel: (typeof LOG_LEVELS)[number];
@@ -144,6 +161,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     entityId: e.PAYOUTS_ENTITY_ID,
     webhookSecret: e.PAYOUTS_WEBHOOK_SECRET ?? e.PAYOUTS_API_KEY,
     redisUrl: e.REDIS_URL,
+    redisClusterNodes: e.REDIS_CLUSTER_NODES ? parseClusterNodes(e.REDIS_CLUSTER_NODES) : undefined,
     dataDir: path.resolve(e.DATA_DIR),
     httpPort: e.HTTP_PORT,
     logLevel: e.LOG_LEVEL,

@@ -34,8 +34,15 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startPrivateRedis(): Promise<PrivateRedis> {
-  const port = await freePort();
+export interface PrivateRedisOptions {
+  /** The port (default: a free one). */
+  port?: number;
+  /** More server arguments (the scale-out tests start cluster nodes with `--cluster-enabled yes`). */
+  extraArgs?: readonly string[];
+}
+
+export async function startPrivateRedis(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
+  const port = options.port ?? (await freePort());
   const child = spawn(
     "redis-server",
     [
@@ -53,6 +60,7 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
       // in Redis's compact listpack encoding, about half the memory per row (README "Scaling").
       "--hash-max-ziplist-value", // the name Redis 6 knows; Redis 7 reads it as hash-max-listpack-value
       "1024",
+      ...(options.extraArgs ?? []),
     ],
     { stdio: "ignore" },
   );

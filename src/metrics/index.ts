@@ -12,11 +12,11 @@
  *   payouts_rows{state}                                      rows of unfinished batches by state
  */
 import type { Queue, Worker } from "bullmq";
-import type { Redis } from "ioredis";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { ROW_STATES, redisLayout } from "../batches/index.js";
 import type { RequestHooks } from "../payouts-api/index.js";
 import { isJobGivenUp } from "../pipeline/index.js";
+import type { RedisClient } from "../redis/index.js";
 
 export const processRegistry = new Registry();
 collectDefaultMetrics({ register: processRegistry, prefix: "payouts_" });
@@ -73,12 +73,12 @@ export function watchPaymentWorker(worker: Worker): void {
 }
 
 /**
- * Queue depth and rows by state, read from Redis when Prometheus scrapes (no timers). Rows are
+ * Queue depth and rows by state, read from RedisClient when Prometheus scrapes (no timers). Rows are
  * summed over unfinished batches only: cost follows the live work, not the history.
  */
 export function registerStateGauges(
   registry: Registry,
-  source: { redis: Redis; prefix: string; queues: readonly Queue[] },
+  source: { redis: RedisClient; prefix: string; queues: readonly Queue[] },
 ): void {
   const keys = redisLayout(source.prefix);
   new Gauge({

@@ -1,4 +1,6 @@
 /** Public face of the payment pipeline: the queue, the job processor, the worker and their wiring. */
+
+export { connectRedis } from "../redis/index.js";
 export { bodyHash, needsFxQuote, paymentBodyFor } from "./payment-body.js";
 export {
   createPaymentProcessor,
@@ -25,7 +27,6 @@ export {
   type PaymentWorkerOptions,
 } from "./payment-worker.js";
 export {
-  connectRedis,
   createWorkerClient,
   DEFAULT_SHUTDOWN_GRACE_MS,
   isRedisUnavailable,

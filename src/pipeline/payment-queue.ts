@@ -4,9 +4,9 @@
  * is only the row's coordinates, and the worker reads everything else from the row in Redis.
  */
 import { type JobsOptions, Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import type { RowEnqueuer, RowJobRequest } from "../batches/index.js";
 import { DEFAULT_JOB_RETRY_SETTINGS, type JobRetrySettings, jobRetryOptions } from "../payouts-api/index.js";
+import type { RedisClient } from "../redis/index.js";
 
 export const PAYMENT_QUEUE_NAME = "payments";
 
@@ -25,7 +25,7 @@ export function bullPrefix(prefix: string): string {
 export function paymentJobOptions(settings: JobRetrySettings): JobsOptions {
   return {
     ...jobRetryOptions(settings),
-    // A finished row lives on in its Redis record; the job is not needed any more. A re-add of the
+    // A finished row lives on in its RedisClient record; the job is not needed any more. A re-add of the
     // id later is harmless: the row is past `queued`, so the worker does nothing.
     removeOnComplete: true,
     // Failed jobs stay a week for inspection, the latest 10,000 at most so a batch that fails whole
@@ -35,7 +35,7 @@ export function paymentJobOptions(settings: JobRetrySettings): JobsOptions {
   };
 }
 
-export function createPaymentQueue(connection: Redis, prefix: string): Queue<PaymentJobData> {
+export function createPaymentQueue(connection: RedisClient, prefix: string): Queue<PaymentJobData> {
   return new Queue<PaymentJobData>(PAYMENT_QUEUE_NAME, { connection, prefix: bullPrefix(prefix) });
 }
 

@@ -7,8 +7,8 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { DelayedError, type Job, UnrecoverableError, Worker } from "bullmq";
-import type { Redis } from "ioredis";
 import { isRateLimited } from "../payouts-api/index.js";
+import type { RedisClient } from "../redis/index.js";
 import { HandBackError, type PaymentProcessor, type ProcessResult } from "./payment-processor.js";
 import { bullPrefix, PAYMENT_QUEUE_NAME, type PaymentJobData } from "./payment-queue.js";
 
@@ -20,7 +20,7 @@ export interface PaymentWorkerLogger {
 
 export interface PaymentWorkerOptions {
   /** A connection with `maxRetriesPerRequest: null` (BullMQ requires it). Not closed by the worker. */
-  connection: Redis;
+  connection: RedisClient;
   /** The store's key prefix; the queue lives under `<prefix>:bull`. */
   prefix: string;
   processor: PaymentProcessor;
@@ -75,7 +75,7 @@ export function createPaymentWorker(options: PaymentWorkerOptions): Worker<Payme
         }
         if (err instanceof HandBackError) {
           // Shutdown cut the request: the job runs again later under the same key, its try not used up.
-          // Should this move fail too (Redis going away), the lock expires and the job runs again as
+          // Should this move fail too (RedisClient going away), the lock expires and the job runs again as
           // a stalled one: either way nothing about the row changes.
           await job.moveToDelayed(Date.now() + (options.handBackDelayMs ?? 1000), token);
           throw new DelayedError();

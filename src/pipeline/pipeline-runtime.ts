@@ -5,7 +5,6 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Queue, Worker } from "bullmq";
-import { Redis } from "ioredis";
 import { type ApprovalPolicy, ApprovalStore, approvalGate, cliIdentity } from "../approvals/index.js";
 import {
   BatchStore,
@@ -29,33 +28,10 @@ import {
   requestWindowMs,
   WORKER_CLIENT_RETRY,
 } from "../payouts-api/index.js";
+import { connectRedis, type RedisClient } from "../redis/index.js";
 import { createPaymentProcessor, type ProcessResult } from "./payment-processor.js";
 import { createPaymentQueue, type PaymentJobData, paymentQueueEnqueuer } from "./payment-queue.js";
 import { closeWorkerWithin, createPaymentWorker, type PaymentWorkerLogger } from "./payment-worker.js";
-
-/**
- * A Redis connection fit for BullMQ (`maxRetriesPerRequest: null`). `autoPipelining` batches the
- * commands issued in one tick into one socket write: with dozens of jobs in flight that saves most
- * write syscalls. Not for a connection that runs blocking commands (BullMQ's worker connection).
- */
-export function connectRedis(
-  url: string,
-  options: { autoPipelining?: boolean; failFast?: boolean } = {},
-): Redis {
-  const redis = new Redis(url, {
-    maxRetriesPerRequest: null,
-    enableAutoPipelining: options.autoPipelining === true,
-    // A one-shot command never reconnects: Redis may come back empty (restarted without its data),
-    // and a command that went on writing into it would report work Redis did not keep. Every pending
-    // and later command fails instead ("Connection is closed."), and the command says so.
-    ...(options.failFast ? { retryStrategy: () => null } : {}),
-  });
-  // The failure reaches whoever needs Redis through the rejected command (a one-shot command fails
-  // with one line; long-running services log it through BullMQ's worker "error" events and retry).
-  // Without a listener ioredis prints a stack trace for every reconnection attempt.
-  redis.on("error", () => undefined);
-  return redis;
-}
 
 /**
  * True for the errors a Redis connection gives when Redis is unreachable or went away mid-way (as
@@ -118,7 +94,7 @@ export interface PipelineSettings {
 }
 
 export interface Pipeline {
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   store: BatchStore;
   approvals: ApprovalStore;
@@ -224,7 +200,10 @@ async function confirmKept(store: BatchStore, result: SubmitBatchResult): Promis
  * BullMQ and the row records need Redis never to evict keys (`maxmemory-policy noeviction`): an
  * evicted row or job would silently drop a payment. Managed services may refuse CONFIG; then say nothing.
  */
-async function warnUnlessNoEviction(redis: Redis, logger: PaymentWorkerLogger | undefined): Promise<void> {
+async function warnUnlessNoEviction(
+  redis: RedisClient,
+  logger: PaymentWorkerLogger | undefined,
+): Promise<void> {
   try {
     const [, policy] = (await redis.config("GET", "maxmemory-policy")) as [string, string];
     if (policy && policy !== "noeviction") {

@@ -5,9 +5,9 @@
  */
 import { createHash } from "node:crypto";
 import { type JobsOptions, Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import { DEFAULT_JOB_RETRY_SETTINGS, jobRetryOptions } from "../payouts-api/index.js";
 import { bullPrefix } from "../pipeline/index.js";
+import type { RedisClient } from "../redis/index.js";
 
 export const RECONCILE_QUEUE_NAME = "reconcile";
 export const SWEEP_SCHEDULER_ID = "reconcile-sweep";
@@ -69,7 +69,7 @@ export function reconcileJobOptions(
   };
 }
 
-export function createReconcileQueue(connection: Redis, prefix: string): Queue<ReconcileJobData> {
+export function createReconcileQueue(connection: RedisClient, prefix: string): Queue<ReconcileJobData> {
   return new Queue<ReconcileJobData>(RECONCILE_QUEUE_NAME, { connection, prefix: bullPrefix(prefix) });
 }
 
@@ -80,7 +80,7 @@ export interface ReconcileEnqueuer {
 
 /**
  * Queues reconcile jobs, gathering the requests of one event-loop turn into one `addBulk`: under a
- * burst of deliveries that turns hundreds of Redis round trips into a few (the receiver's throughput
+ * burst of deliveries that turns hundreds of RedisClient round trips into a few (the receiver's throughput
  * target). Each caller still learns whether its own job was stored.
  */
 export function reconcileEnqueuer(

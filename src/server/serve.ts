@@ -5,7 +5,6 @@
  */
 
 import path from "node:path";
-import { Redis } from "ioredis";
 import { DEFAULT_UPLOAD_LIMIT_BYTES } from "../api/index.js";
 import type { ApprovalPolicy } from "../approvals/index.js";
 import { AuditTrail } from "../audit/index.js";
@@ -15,6 +14,7 @@ import { registerStateGauges } from "../metrics/index.js";
 import type { PayoutsClient } from "../payouts-api/index.js";
 import { connectRedis, openPipeline } from "../pipeline/index.js";
 import { createReconcileQueue, reconcileEnqueuer } from "../reconcile/index.js";
+import type { RedisClient } from "../redis/index.js";
 import { createResultFiles } from "../results/index.js";
 import { createHttpServer, listen, type RunningHttpServer } from "./http-server.js";
 import { ServerMetrics } from "./metrics.js";
@@ -54,7 +54,7 @@ export interface ServerOptions {
 export interface RunningServer extends RunningHttpServer {
   metrics: ServerMetrics;
   /** The connection used for dedupe keys, users and uploads (for tests and the demo). */
-  redis: Redis;
+  redis: RedisClient;
   auth: AuthStore;
 }
 
@@ -67,7 +67,7 @@ function resultFilesOf(store: import("../batches/index.js").BatchStore, dataDir:
   };
 }
 
-function waitUntilReady(redis: Redis, timeoutMs: number): Promise<void> {
+function waitUntilReady(redis: RedisClient, timeoutMs: number): Promise<void> {
   if (redis.status === "ready") return Promise.resolve();
   return new Promise<void>((resolve) => {
     const done = () => {
@@ -83,9 +83,9 @@ function waitUntilReady(redis: Redis, timeoutMs: number): Promise<void> {
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const prefix = options.prefix ?? DEFAULT_KEY_PREFIX;
   // Fails fast while Redis is away (no offline queue): the receiver answers 503 and the service retries.
-  const redis = new Redis(options.redisUrl, {
-    enableAutoPipelining: true,
-    enableOfflineQueue: false,
+  const redis = connectRedis(options.redisUrl, {
+    autoPipelining: true,
+    offlineQueue: false,
     maxRetriesPerRequest: 1,
   });
   // Without an offline queue, commands sent before the connection is up fail: wait for it (briefly;

@@ -1,12 +1,12 @@
 /**
  * `POST /webhooks/payouts` (docs/design.md §3.5): verify the signature over the raw bytes before anything
  * else (a bad or missing one is 401 and nothing happens), then parse, deduplicate on `messageId`
- * (Redis `SET NX EX`, kept at least 7 days), queue a reconcile job and answer at once. The job, not
+ * (RedisClient `SET NX EX`, kept at least 7 days), queue a reconcile job and answer at once. The job, not
  * this handler, fetches the payment: a delivery is only a hint.
  */
 import { createHash } from "node:crypto";
-import type { Redis } from "ioredis";
 import type { ReconcileEnqueuer } from "../reconcile/index.js";
+import type { RedisClient } from "../redis/index.js";
 import {
   isPaymentEvent,
   parseWebhookDelivery,
@@ -29,13 +29,13 @@ export interface WebhookReceiverOptions {
   /** The signing secret (PAYOUTS_WEBHOOK_SECRET, default the API key). Never logged. */
   secret: string;
   /** A plain (non-blocking) connection for the dedupe keys. */
-  redis: Redis;
+  redis: RedisClient;
   /** Key prefix (default `payouts`): dedupe keys are `<prefix>:webhooks:seen:<messageId>`. */
   prefix: string;
   enqueuer: ReconcileEnqueuer;
   dedupeTtlSeconds?: number;
   /**
-   * Longest wait for Redis (dedupe key, job) before answering 503, so a Redis outage makes the service
+   * Longest wait for RedisClient (dedupe key, job) before answering 503, so a RedisClient outage makes the service
    * retry later instead of holding its connection open. Default 3000 ms.
    */
   storeTimeoutMs?: number;
@@ -55,7 +55,7 @@ class StoreTimeoutError extends Error {
 function within<T>(ms: number, work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StoreTimeoutError(`Redis did not answer within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new StoreTimeoutError(`RedisClient did not answer within ${ms} ms`)), ms);
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }

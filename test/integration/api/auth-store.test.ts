@@ -2,18 +2,19 @@
  * Users, tokens, sessions and the audit trail on a real Redis, and the `payouts user` / `payouts token`
  * commands as an operator runs them (the built binary, password on standard input).
  */
+
 import { spawn } from "node:child_process";
 import path from "node:path";
-import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AuditTrail } from "../../../src/audit/index.js";
 import { AuthStore, can, TOKEN_PREFIX } from "../../../src/auth/index.js";
 import { connectRedis } from "../../../src/pipeline/index.js";
+import type { RedisClient } from "../../../src/redis/index.js";
 import { deleteKeys, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
 
 const BIN = path.resolve("bin/payouts.js");
 const prefix = uniquePrefix("auth");
-let redis: Redis;
+let redis: RedisClient;
 let store: AuthStore;
 
 beforeAll(() => {

@@ -1,10 +1,10 @@
 /** Shared set-up of the pipeline tests: a real Redis (unique key prefix per test), a real sandbox. */
+
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Redis } from "ioredis";
 import {
   type BatchStore,
   type RowJobRequest,
@@ -23,6 +23,7 @@ import {
   paymentQueueEnqueuer,
   startPaymentService,
 } from "../../../src/pipeline/index.js";
+import type { RedisClient } from "../../../src/redis/index.js";
 import type { RunningSandbox } from "../../../src/sandbox/index.js";
 
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -32,7 +33,7 @@ export function uniquePrefix(label: string): string {
 }
 
 /** Deletes every key under the prefix (never FLUSHALL: other tests share this Redis). */
-export async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
+export async function deleteKeys(redis: RedisClient, prefix: string): Promise<void> {
   let cursor = "0";
   do {
     const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);

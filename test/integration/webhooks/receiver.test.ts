@@ -2,16 +2,17 @@
  * The webhook receiver of `payouts serve` over real HTTP, with a real Redis and the sandbox (for the
  * health check). No reconcile worker runs here, so the jobs a delivery queued stay visible.
  */
+
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
 import { connectRedis } from "../../../src/pipeline/index.js";
 import { createReconcileQueue, type ReconcileJobData } from "../../../src/reconcile/index.js";
+import type { RedisClient } from "../../../src/redis/index.js";
 import { type RunningSandbox, signWebhookBody, startSandbox } from "../../../src/sandbox/index.js";
 import { type RunningServer, startServer, WEBHOOK_PATH } from "../../../src/server/index.js";
 import { deleteKeys, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
@@ -19,7 +20,7 @@ import { deleteKeys, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
 let sandbox: RunningSandbox;
 let client: PayoutsClient;
 let server: RunningServer;
-let redis: Redis;
+let redis: RedisClient;
 let queue: Queue<ReconcileJobData>;
 let dir: string;
 const prefix = uniquePrefix("webhook-receiver");
