@@ -12,6 +12,7 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { approveBatch, type DecisionContext } from "../approvals/index.js";
 import { packageFile } from "../assets/index.js";
 import { type BatchProgress, ROW_STATES, type RowRecord, TERMINAL_ROW_STATES } from "../batches/index.js";
 import type { AppConfig } from "../config/index.js";
@@ -205,6 +206,14 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     }
     const batchId = outcome.batchId;
     say(`submitted ${path.basename(sheetPath)} as batch ${batchId}: ${outcome.summary.validRows} rows`);
+    if (outcome.awaitingApproval) {
+      const pipeline = payments.pipeline;
+      await approveAsDemo(
+        { approvals: pipeline.approvals, store, enqueuer: pipeline.enqueuer },
+        batchId,
+        say,
+      );
+    }
     const afterSubmit = stopped();
     if (afterSubmit) return { ...afterSubmit, batchId };
 
@@ -311,4 +320,38 @@ function summaryLines(p: BatchProgress): string[] {
     lines.push(`  invalid     ${String(p.batch.invalidCount).padStart(5)} row(s)`);
   lines.push(`  ${p.done} of ${p.batch.rowCount} rows final`);
   return lines;
+}
+
+/** Who approves a held demo batch: never a real user, and never the demo's own submitter (`cli:<user>`). */
+export const DEMO_APPROVER = "demo-approver";
+
+/**
+ * With APPROVAL_THRESHOLDS set, the demo's sample batch is held like any other: the gate sits in the
+ * one submission path and the demo does not step around it. A demo has nobody else to approve, so it
+ * approves as {@link DEMO_APPROVER}s (as many as APPROVALS_REQUIRED asks), through the same decision
+ * as the console and the API, and says so: in real use a second person approves it.
+ */
+export async function approveAsDemo(
+  ctx: DecisionContext,
+  batchId: string,
+  say: (line: string) => void,
+): Promise<void> {
+  const held = await ctx.approvals.get(batchId);
+  if (!held) return;
+  const reasons = held.reasons
+    .map(
+      (r) =>
+        `${r.currency} ${formatMinor(r.total, r.currency)} reaches ${formatMinor(r.threshold, r.currency)}`,
+    )
+    .join(", ");
+  say(
+    `APPROVAL_THRESHOLDS is set: batch ${batchId} waits for ${held.required} approval(s)` +
+      `${reasons ? ` (${reasons})` : ""}. In real use another person approves it in the console, the API ` +
+      "or with `payouts approve`; this demo approves it itself:",
+  );
+  for (let i = 1; i <= held.required; i++) {
+    const name = held.required === 1 ? DEMO_APPROVER : `${DEMO_APPROVER}-${i}`;
+    const answer = await approveBatch(ctx, batchId, { name, mayApprove: true });
+    say(`  approved by ${name} (demo approver): ${answer.outcome}`);
+  }
 }

@@ -64,4 +64,35 @@ describe("payouts demo", () => {
     expect(Number(eur?.fx_rate)).toBeGreaterThan(0);
     expect(byRef.get("PAY-2404-001")?.debit_usd).toBe("");
   }, 120_000);
+
+  it("with APPROVAL_THRESHOLDS set, holds its batch like any other and approves it as its own demo approvers, saying so", async () => {
+    const held = await mkdtemp(path.join(os.tmpdir(), "payouts-demo-held-"));
+    try {
+      const env: Record<string, string> = {
+        DATA_DIR: held,
+        LOG_LEVEL: "warn",
+        REDIS_URL: "",
+        APPROVAL_THRESHOLDS: "*:0",
+        APPROVALS_REQUIRED: "2",
+      };
+      const demo = spawnCli(["demo"], env);
+      const code = await demo.exited;
+      const output = demo.output.join("\n");
+      expect(code, output).toBe(0);
+      expect(output).toMatch(/APPROVAL_THRESHOLDS is set: batch \S+ waits for 2 approval\(s\)/);
+      expect(output).toContain("this demo approves it itself");
+      expect(output).toContain("approved by demo-approver-1 (demo approver): recorded");
+      expect(output).toContain("approved by demo-approver-2 (demo approver): approved");
+      expect(output).toMatch(/23 of 23 rows final/);
+      const outbox = await readdir(path.join(held, "outbox"));
+      const resultName = outbox.find((f) => f.endsWith(".result.csv"));
+      const text = (await readFile(path.join(held, "outbox", resultName!), "utf8")).replace(/^\uFEFF/, "");
+      const rows = Papa.parse<Record<string, string>>(text, { header: true, skipEmptyLines: true }).data;
+      expect(rows).toHaveLength(23);
+      for (const r of rows)
+        expect(r.approvals).toMatch(/^approved \(2 of 2\): demo-approver-1 \S+; demo-approver-2 \S+$/);
+    } finally {
+      await rm(held, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
