@@ -70,9 +70,7 @@ describe("payouts submit", () => {
     expect(await redis.keys(`${prefix}:batch:*`)).toEqual([]);
   });
 
-  // Skipped: since `payouts serve` moved to Fastify every route needs a login, and this test downloads
-  // result.csv without a token (401). It must log in with a token (payouts token create) — open work.
-  it.skip("submits the valid sample, the worker pays every row once, and the same file is refused after", async () => {
+  it("submits the valid sample, the worker pays every row once, and the same file is refused after", async () => {
     const submitted = await run(["submit", "samples/payouts-valid.csv", "--redis-prefix", prefix]);
     expect(submitted.code).toBe(0);
     const batchId = submitted.output.find((l) => /^b\d{8}T\d{6}-[0-9a-f]{8}$/.test(l));
@@ -96,18 +94,33 @@ describe("payouts submit", () => {
       expect(await worker.exited).toBe(0);
     }
 
-    // `payouts serve` hands out the batch's result file: every row, with its payment.
+    // `payouts serve` hands out the batch's result file, to a logged-in caller only: a viewer's token
+    // made with `payouts token create`, sent as a Bearer token. Every row, with its payment.
+    const created = await run([
+      "token",
+      "create",
+      "submit-test",
+      "--role",
+      "viewer",
+      "--redis-prefix",
+      prefix,
+    ]);
+    expect(created.code, created.output.join("\n")).toBe(0);
+    const token = created.output.find((l) => /^pyt_\S+$/.test(l.trim()))?.trim();
+    expect(token, created.output.join("\n")).toBeDefined();
+    const auth = { headers: { authorization: `Bearer ${token}` } };
     const server = spawnCli(["serve", "--port", "0", "--redis-prefix", prefix], env);
     try {
       const line = await server.waitFor(/listening on http:\/\/127\.0\.0\.1:\d+/);
       const base = /(http:\/\/127\.0\.0\.1:\d+)/.exec(line)![1];
-      const res = await fetch(`${base}/batches/${batchId}/result.csv`);
+      expect((await fetch(`${base}/batches/${batchId}/result.csv`)).status).toBe(401);
+      const res = await fetch(`${base}/batches/${batchId}/result.csv`, auth);
       expect(res.status).toBe(200);
       const lines = (await res.text()).trim().split(/\r?\n/);
       expect(lines).toHaveLength(24);
       expect(lines[0]).toMatch(/^\uFEFF?reference,from_account,.*,status,payment_id,/);
       expect(lines.slice(1).every((l) => /,pay_[0-9a-f]+,/.test(l))).toBe(true);
-      expect((await fetch(`${base}/batches/b20000101T000000-00000000/result.csv`)).status).toBe(404);
+      expect((await fetch(`${base}/batches/b20000101T000000-00000000/result.csv`, auth)).status).toBe(404);
     } finally {
       server.child.kill("SIGTERM");
       expect(await server.exited).toBe(0);
