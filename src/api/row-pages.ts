@@ -8,10 +8,9 @@
  * `q` matches a row's reference or payment id (case-insensitive, prefix); an exact reference is found
  * at once on the first page.
  */
-import type { BatchStore, RowRecord, RowState } from "../batches/index.js";
+import { type BatchStore, type RowRecord, type RowState, staticRowNumber } from "../batches/index.js";
 import { formatMinor } from "../money/index.js";
 
-const ROW_NUMBER = /^\{"rowNumber":(\d+)[,}]/;
 /** Entries read from the row hash per HSCAN call. */
 const SCAN_COUNT = 500;
 /** Entries looked at per request at most, whatever the filter (bounds the time of one request). */
@@ -182,9 +181,7 @@ export async function rowByNumber(
       const fields: string[] = [];
       for (let i = 0; i < flat.length; i += 2) {
         // The record starts with its row number: read it without parsing the whole JSON.
-        const json = flat[i + 1]!;
-        const n = ROW_NUMBER.exec(json)?.[1] ?? String((JSON.parse(json) as { rowNumber: number }).rowNumber);
-        fields.push(n, flat[i]!);
+        fields.push(String(staticRowNumber(flat[i + 1]!)), flat[i]!);
       }
       if (fields.length > 0) await redis.hset(indexKey, ...fields);
       scan = next;

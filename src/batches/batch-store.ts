@@ -10,6 +10,7 @@ import type { RedisClient } from "../redis/index.js";
 import { DEFAULT_KEY_PREFIX, type RedisLayout, redisLayout } from "./redis-layout.js";
 import { FENCE_SEND, INIT_ROWS, runScript, START_NEW_ATTEMPT, TRANSITION_ROW } from "./redis-scripts.js";
 import { isRowState, ROW_STATES, type RowState, TERMINAL_ROW_STATES } from "./row-state.js";
+import { decodeStaticRow, encodeStaticRow, type StaticRow } from "./static-row.js";
 import type {
   BatchProgress,
   BatchRecord,
@@ -112,12 +113,6 @@ export interface RowChangeResult {
   /** The state before the change (empty when the row is missing). */
   previous: RowState | undefined;
   attempt: number | undefined;
-}
-
-interface StaticRow {
-  rowNumber: number;
-  instruction: PayoutInstruction;
-  source?: SourceValues;
 }
 
 /** One invalid row as stored for the result file. */
@@ -367,7 +362,7 @@ export class BatchStore {
       for (const row of chunk) {
         const { source, attempt, ...instruction } = row;
         const record: StaticRow = { rowNumber: row.rowNumber, instruction, ...(source ? { source } : {}) };
-        statics.push(row.rowKey, JSON.stringify(record));
+        statics.push(row.rowKey, encodeStaticRow(record));
         rowKeys.push(this.keys.row(batchId, row.rowKey));
         args.push(row.currency, String(row.amount), String(attempt ?? 1));
       }
@@ -474,7 +469,7 @@ export class BatchStore {
       this.redis.hgetall(this.keys.row(batchId, rowKey)),
     ]);
     if (!staticJson || !hash.state) return undefined;
-    return this.rowFrom(batchId, rowKey, JSON.parse(staticJson) as StaticRow, hash);
+    return this.rowFrom(batchId, rowKey, decodeStaticRow(rowKey, staticJson), hash);
   }
 
   /**
@@ -494,7 +489,7 @@ export class BatchStore {
       const [err, hash] = results[i + 1] as [Error | null, Record<string, string>];
       if (err) throw err;
       const json = statics[i];
-      if (json && hash.state) rows.push(this.rowFrom(batchId, rowKey, JSON.parse(json) as StaticRow, hash));
+      if (json && hash.state) rows.push(this.rowFrom(batchId, rowKey, decodeStaticRow(rowKey, json), hash));
     });
     return rows;
   }
@@ -512,7 +507,7 @@ export class BatchStore {
       chunk.forEach(([rowKey, json], j) => {
         const [err, hash] = results[j] as [Error | null, Record<string, string>];
         if (err) throw err;
-        if (hash.state) rows.push(this.rowFrom(batchId, rowKey, JSON.parse(json) as StaticRow, hash));
+        if (hash.state) rows.push(this.rowFrom(batchId, rowKey, decodeStaticRow(rowKey, json), hash));
       });
     }
     return rows.sort((a, b) => a.rowNumber - b.rowNumber);
@@ -660,7 +655,7 @@ export class BatchStore {
         JSON.stringify(note),
         msArg(nowMs),
         rowKey,
-        JSON.stringify(record),
+        encodeStaticRow(record),
         instruction.currency,
         String(instruction.amount),
       ],

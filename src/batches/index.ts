@@ -49,6 +49,7 @@ export {
   rowStateForPayment,
   TERMINAL_ROW_STATES,
 } from "./row-state.js";
+export { decodeStaticRow, encodeStaticRow, type StaticRow, staticRowNumber } from "./static-row.js";
 export {
   DuplicateFileError,
   enqueueQueuedRows,

@@ -7,7 +7,7 @@
  *   <p>:batches:incomplete          set    `awaitingEnqueue`: batches whose rows are not all recorded and enqueued
  *   <p>:batches:unfinished          set    `awaitingOutcomes`: batches with a row not terminal yet (the sweep's list)
  *   <p>:file-sha256:<hex>           string batch id of a file's content (DUPLICATE_FILE)
- *   <p>:batch:<id>:rows             hash   row key → JSON {rowNumber, instruction, source} (written once)
+ *   <p>:batch:<id>:rows             hash   row key → the row's static record (static-row.ts; written once)
  *   <p>:batch:<id>:invalid          hash   row number → JSON {source, problems}
  *   <p>:batch:<id>:row:<rowKey>     hash   the row's mutable state (state, attempt, payment, quote, history)
  *   <p>:batch:<id>:counts           hash   state → number of rows

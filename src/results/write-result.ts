@@ -9,7 +9,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { ApprovalStore, approvalsCell } from "../approvals/index.js";
 import type { BatchRecord, BatchStore, RowRecord } from "../batches/index.js";
-import { ROW_CHUNK } from "../batches/index.js";
+import { ROW_CHUNK, staticRowNumber } from "../batches/index.js";
 import type { TableRow } from "../files/index.js";
 import { writeTable } from "../files/index.js";
 import { resultColumns, resultTableRows, statusColumnIndex } from "./result-table.js";
@@ -125,13 +125,11 @@ export async function* rowsInSheetOrder(store: BatchStore, batchId: string): Asy
   const numbered: { rowKey: string; rowNumber: number }[] = [];
   for (let i = 0; i < keys.length; i += ROW_CHUNK) {
     const chunk = keys.slice(i, i + ROW_CHUNK);
-    // The layout's documented static hash (redis-layout.ts): row key → JSON with `rowNumber`.
+    // The layout's documented static hash (redis-layout.ts): row key → record starting with its number.
     const statics = await store.redis.hmget(store.keys.rows(batchId), ...chunk);
     chunk.forEach((rowKey, j) => {
       const json = statics[j];
-      if (!json) return;
-      const { rowNumber } = JSON.parse(json) as { rowNumber: number };
-      numbered.push({ rowKey, rowNumber });
+      if (json) numbered.push({ rowKey, rowNumber: staticRowNumber(json) });
     });
   }
   numbered.sort((a, b) => a.rowNumber - b.rowNumber);
