@@ -40,7 +40,13 @@ import { closeWorkerWithin, createPaymentWorker, type PaymentWorkerLogger } from
 export function isRedisUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   if (err.name === "MaxRetriesPerRequestError") return true;
-  if (/^Connection is closed\.?$|enableOfflineQueue|^Redis connection lost/i.test(err.message)) return true;
+  // ioredis aborts the commands of a pipeline in flight when the connection closes (AbortError).
+  if (
+    /^Connection is closed\.?$|enableOfflineQueue|^Redis connection lost|^Command aborted due to connection close/i.test(
+      err.message,
+    )
+  )
+    return true;
   return false;
 }
 
