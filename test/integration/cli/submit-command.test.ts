@@ -140,7 +140,7 @@ describe("payouts submit", () => {
     const again = await run(["submit", "samples/payouts-valid.csv", "--redis-prefix", prefix]);
     expect(again.code).toBe(1);
     expect(again.output.join("\n")).toContain(`already submitted as batch ${batchId}`);
-  });
+  }, 180_000); // six CLI processes one after another: on a loaded machine well over the default 30 s
 
   it("with --on-invalid skip queues the valid rows of a sheet that has mistakes", async () => {
     const r = await run([
