@@ -48,10 +48,7 @@ const EnvSchema = z.object({
       try {
         parseClusterNodes(v);
       } catch (err) {
-        ctx.addIssue({
-          code: "custom",
-          message: `${(err as Error).message} (REDIS_CLUSTER_NODES=host:port,...)`,
-        });
+        ctx.addIssue({ code: "custom", message: (err as Error).message });
       }
     })
     .optional(),

@@ -37,9 +37,17 @@ export function registerDemo(program: Command): void {
             bar.update(p.done, { states });
           }
         : undefined;
+      const config = loadConfig();
+      // The demo keeps its keys under the plain prefix on one Redis (often its own private one).
+      if (config.redisClusterNodes) {
+        throw new CliError(
+          "payouts demo runs on a single Redis: unset REDIS_CLUSTER_NODES (the other commands use the cluster)",
+          EXIT.usage,
+        );
+      }
       try {
         const result = await runDemo({
-          config: loadConfig(),
+          config,
           redisUrlGiven: (process.env.REDIS_URL ?? "").trim() !== "",
           ...(sheet === undefined ? {} : { sheetPath: sheet }),
           ...(opts.port === undefined ? {} : { port: opts.port }),
