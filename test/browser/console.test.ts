@@ -5,16 +5,14 @@
  * failed row, retry it, read its history, download the result. Screenshots of each page go to
  * test/browser/screenshots/ (ignored by git) for people to look at.
  */
-import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CliProcess, spawnCli } from "../integration/pipeline/processes.js";
+import { launchChromium, screenshot } from "../support/browser.js";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const SHOTS = path.resolve("test/browser/screenshots");
 const SAMPLES = path.resolve("samples");
 
 let dir: string;
@@ -24,15 +22,10 @@ let page: Page;
 let consoleUrl: string;
 let login: { name: string; password: string };
 
-async function shot(name: string): Promise<void> {
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-}
+const shot = (name: string): Promise<void> => screenshot(page, name);
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
   dir = await mkdtemp(path.join(tmpdir(), "payouts-browser-"));
-  await mkdir(SHOTS, { recursive: true });
   // The demo's own batch uses other references than the samples the browser submits (an externalId is
   // unique for ever: the samples' references must still be unused when the browser submits them).
   const warmup = path.join(dir, "warmup.csv");
@@ -50,23 +43,7 @@ beforeAll(async () => {
   if (!m) throw new Error(`unexpected console line: ${line}`);
   consoleUrl = m[1]!;
   login = { name: m[2]!, password: m[3]! };
-  browser = await chromium.launchPersistentContext(path.join(dir, "profile"), {
-    executablePath: CHROMIUM,
-    headless: true,
-    acceptDownloads: true,
-    viewport: { width: 1400, height: 900 },
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
-  page = browser.pages()[0] ?? (await browser.newPage());
+  ({ browser, page } = await launchChromium(path.join(dir, "profile"), { acceptDownloads: true }));
 }, 120_000);
 
 afterAll(async () => {

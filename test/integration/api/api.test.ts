@@ -4,36 +4,26 @@
  * through upload, submit, rows, cancel, retry and result; every route is tried without credentials
  * and with a role that may not use it.
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
-import {
-  connectRedis,
-  createWorkerClient,
-  type PaymentService,
-  startPaymentService,
-} from "../../../src/pipeline/index.js";
-import { type ReconcileService, startReconcileService } from "../../../src/reconcile/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
-import { type RunningServer, startServer, WEBHOOK_PATH } from "../../../src/server/index.js";
+import type { RunningServer } from "../../../src/server/index.js";
 import { configureSheetLimits } from "../../../src/sheets/index.js";
-import { CONSUMED_EVENTS } from "../../../src/webhooks/index.js";
+import {
+  type ApiStack,
+  callApi,
+  type Json,
+  startApiStack,
+  until,
+  uploadSheet,
+  withBearer,
+} from "../../support/api-stack.js";
 import { writeGiantInlineCell } from "../../unit/sheets/hostile-xlsx.js";
-import { deleteKeys, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
 
-const prefix = uniquePrefix("api");
-let sandbox: RunningSandbox;
-let client: PayoutsClient;
+let stack: ApiStack;
 let server: RunningServer;
-let payments: PaymentService;
-let reconcile: ReconcileService;
 let dir: string;
 const tokens: Record<string, string> = {};
-// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies
-type Json = any;
 
 const SHEET = [
   "reference,from_account,to_account,amount,currency,delivery",
@@ -42,82 +32,20 @@ const SHEET = [
   "API-OK-3,ops-checking,vendor-ach,100.00,USD,standard-ach",
 ].join("\n");
 
-function as(role: string, init: RequestInit = {}): RequestInit {
-  return {
-    ...init,
-    headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${tokens[role]}` },
-  };
-}
-
-async function call(role: string | null, method: string, route: string, body?: unknown) {
-  const init: RequestInit = {
-    method,
-    redirect: "manual",
-    ...(body !== undefined
-      ? { body: JSON.stringify(body), headers: { "content-type": "application/json" } }
-      : {}),
-  };
-  const res = await fetch(`${server.url}${route}`, role ? as(role, init) : init);
-  const text = await res.text();
-  let json: Json;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, json, text, headers: res.headers };
-}
-
-async function upload(role: string, name: string, content: string | Buffer) {
-  const form = new FormData();
-  form.append("file", new Blob([content]), name);
-  const res = await fetch(`${server.url}/api/v1/sheets`, as(role, { method: "POST", body: form }));
-  return { status: res.status, json: (await res.json()) as Json };
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
-  }
-}
+const as = (role: string, init: RequestInit = {}): RequestInit => withBearer(tokens[role], init);
+const call = (role: string | null, method: string, route: string, body?: unknown) =>
+  callApi(server.url, role ? tokens[role] : undefined, method, route, body);
+const upload = (role: string, name: string, content: string | Buffer) =>
+  uploadSheet(server.url, tokens[role], name, content);
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ clock: { toInProgressMs: 200, toFinalMs: 300 } });
-  client = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey, retry: { maxAttempts: 1 } });
-  dir = await mkdtemp(path.join(tmpdir(), "payouts-api-"));
-  server = await startServer({
-    redisUrl: REDIS_URL,
-    prefix,
-    // The sandbox signs deliveries with its API key.
-    webhookSecret: sandbox.apiKey,
-    client,
-    dataDir: dir,
+  stack = await startApiStack({
+    label: "api",
+    clock: { toInProgressMs: 200, toFinalMs: 300 },
     uploadLimitBytes: 64 * 1024,
+    reconcile: { sweepEveryMs: 500, staleAfterMs: 200 },
   });
-  const api = { apiUrl: sandbox.url, apiKey: sandbox.apiKey, entityId: "me" };
-  payments = await startPaymentService({
-    redisUrl: REDIS_URL,
-    prefix,
-    client: createWorkerClient(api),
-    concurrency: 4,
-    rateLimitPerSecond: 100,
-  });
-  reconcile = await startReconcileService({
-    redisUrl: REDIS_URL,
-    prefix,
-    client: createWorkerClient(api),
-    sweepEveryMs: 500,
-    staleAfterMs: 200,
-  });
-  await client.webhook.update({
-    url: `${server.url}${WEBHOOK_PATH}`,
-    events: [...CONSUMED_EVENTS],
-    isActive: true,
-  });
+  ({ server, dir } = stack);
   for (const role of ["viewer", "submitter", "approver", "admin"]) {
     tokens[role] = (await server.auth.createToken(`t-${role}`, role, "test")).token;
   }
@@ -125,15 +53,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await reconcile?.stop(1000);
-  await payments?.stop(1000);
-  await server?.close(1000);
-  const redis = connectRedis(REDIS_URL);
-  await deleteKeys(redis, prefix);
-  await redis.quit();
-  await client?.close();
-  await sandbox?.close();
-  await rm(dir, { recursive: true, force: true });
+  await stack?.close();
 });
 
 describe("who may call what", () => {

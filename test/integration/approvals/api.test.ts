@@ -5,21 +5,11 @@
  * and every attempt is in the audit trail.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
-import {
-  connectRedis,
-  createWorkerClient,
-  type PaymentService,
-  startPaymentService,
-} from "../../../src/pipeline/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
-import { type RunningServer, startServer } from "../../../src/server/index.js";
-import { deleteKeys, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
+import type { RunningServer } from "../../../src/server/index.js";
+import { type ApiStack, callApi, type Json, startApiStack, uploadSheet } from "../../support/api-stack.js";
 import { policyOf } from "./helpers.js";
 
 /** Runs the built `payouts` with only the server's address and (optionally) a token: no Redis. */
@@ -33,28 +23,13 @@ function cli(args: string[], token?: string): Promise<{ code: number; stdout: st
   });
 }
 
-const prefix = uniquePrefix("approvals-api");
 const policy = policyOf("USD:150", 1);
-let sandbox: RunningSandbox;
-let client: PayoutsClient;
+let stack: ApiStack;
 let server: RunningServer;
-let payments: PaymentService;
-let dir: string;
 const tokens: Record<string, string> = {};
-// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies
-type Json = any;
 
-async function call(who: string, method: string, route: string, body?: unknown) {
-  const res = await fetch(`${server.url}${route}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${tokens[who]}`,
-      ...(body !== undefined ? { "content-type": "application/json" } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, json: (await res.json()) as Json };
-}
+const call = async (who: string, method: string, route: string, body?: unknown) =>
+  callApi(server.url, tokens[who], method, route, body);
 
 let sheetNumber = 0;
 /** Uploads and submits a two-row USD sheet of `amount` per row as `who`; returns the batch id. */
@@ -65,14 +40,8 @@ async function submit(who: string, amount: string): Promise<{ id: string; state:
     `APR-${sheetNumber}-1,ops-checking,vendor-ach,${amount},USD,standard-ach`,
     `APR-${sheetNumber}-2,ops-checking,vendor-ach,${amount},USD,standard-ach`,
   ].join("\n");
-  const form = new FormData();
-  form.append("file", new Blob([sheet]), `approvals-${sheetNumber}.csv`);
-  const uploaded = await fetch(`${server.url}/api/v1/sheets`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${tokens[who]}` },
-    body: form,
-  });
-  const sheetId = ((await uploaded.json()) as Json).id as string;
+  const sheetId = (await uploadSheet(server.url, tokens[who], `approvals-${sheetNumber}.csv`, sheet)).json
+    .id as string;
   const submitted = await call(who, "POST", "/api/v1/batches", { sheetId, onInvalid: "reject" });
   expect(submitted.status).toBe(201);
   return submitted.json as { id: string; state: string };
@@ -84,25 +53,12 @@ async function rowStates(id: string): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ clock: { toInProgressMs: 600_000, toFinalMs: 600_000 } });
-  client = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey, retry: { maxAttempts: 1 } });
-  dir = await mkdtemp(path.join(tmpdir(), "payouts-approvals-api-"));
-  server = await startServer({
-    redisUrl: REDIS_URL,
-    prefix,
-    webhookSecret: sandbox.apiKey,
-    client,
-    dataDir: dir,
+  stack = await startApiStack({
+    label: "approvals-api",
+    clock: { toInProgressMs: 600_000, toFinalMs: 600_000 },
     approval: policy,
   });
-  payments = await startPaymentService({
-    redisUrl: REDIS_URL,
-    prefix,
-    approval: policy,
-    client: createWorkerClient({ apiUrl: sandbox.url, apiKey: sandbox.apiKey, entityId: "me" }),
-    concurrency: 4,
-    rateLimitPerSecond: 100,
-  });
+  server = stack.server;
   for (const [name, role] of [
     ["viewer", "viewer"],
     ["clerk", "submitter"],
@@ -115,14 +71,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await payments?.stop(1000);
-  await server?.close(1000);
-  const redis = connectRedis(REDIS_URL);
-  await deleteKeys(redis, prefix);
-  await redis.quit();
-  await client?.close();
-  await sandbox?.close();
-  await rm(dir, { recursive: true, force: true });
+  await stack?.close();
 });
 
 describe("approvals over the API", () => {

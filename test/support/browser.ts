@@ -1,0 +1,44 @@
+/**
+ * Shared set-up of the browser tests: Debian's Chromium driven by playwright-core, headless, with a
+ * throw-away profile; screenshots go to test/browser/screenshots/ (ignored by git) for people to look at.
+ */
+import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+export const SHOTS = path.resolve("test/browser/screenshots");
+
+/** Starts Chromium with a profile in `profileDir`; fails with how to install it when it is missing. */
+export async function launchChromium(
+  profileDir: string,
+  options: { acceptDownloads?: boolean } = {},
+): Promise<{ browser: BrowserContext; page: Page }> {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
+  await mkdir(SHOTS, { recursive: true });
+  const browser = await chromium.launchPersistentContext(profileDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    acceptDownloads: options.acceptDownloads ?? false,
+    viewport: { width: 1400, height: 900 },
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  const page = browser.pages()[0] ?? (await browser.newPage());
+  return { browser, page };
+}
+
+/** A full-page screenshot `<name>.png` in {@link SHOTS}. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
