@@ -12,6 +12,7 @@ import { parseArgs } from "node:util";
 import { pageRows, rowByNumber } from "../src/api/row-pages.js";
 import { BatchStore, type SubmittedInstruction } from "../src/batches/index.js";
 import { connectRedis } from "../src/pipeline/index.js";
+import { achInstruction, deleteKeysUnder } from "./lib/sample-rows.js";
 
 const { values } = parseArgs({ options: { sizes: { type: "string", default: "10000,200000" } } });
 const sizes = values.sizes.split(",").map(Number);
@@ -21,15 +22,6 @@ async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
   const started = performance.now();
   const value = await work();
   return [value, Math.round((performance.now() - started) * 10) / 10];
-}
-
-async function deleteKeys(prefix: string): Promise<void> {
-  let cursor = "0";
-  do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 5000);
-    cursor = next;
-    if (keys.length > 0) await redis.unlink(...keys);
-  } while (cursor !== "0");
 }
 
 console.log(
@@ -56,22 +48,7 @@ for (const n of sizes) {
     for (let start = 0; start < n; start += 10_000) {
       const chunk: SubmittedInstruction[] = [];
       for (let i = start; i < Math.min(n, start + 10_000); i++) {
-        chunk.push({
-          rowNumber: i + 2,
-          rowKey: `REF-${i}`,
-          reference: `REF-${i}`,
-          originatingAccountId: "acct_ops_checking",
-          receivingAccountId: "acct_vendor_ach",
-          amount: 10_000 + i,
-          currency: "USD",
-          deliveryPreference: "standard-ach",
-          deliveryResolvedFromBlank: false,
-          payerMemo: undefined,
-          recipientNote: undefined,
-          purpose: undefined,
-          attachment: undefined,
-          metadata: {},
-        });
+        chunk.push(achInstruction(i + 2, `REF-${i}`, `REF-${i}`, 10_000 + i));
       }
       await store.recordRows(batchId, chunk);
     }
@@ -88,6 +65,6 @@ for (const n of sizes) {
   console.log(
     `${String(n).padEnd(9)} | ${(recordMs / 1000).toFixed(1).padStart(8)} | ${String(first).padStart(13)} | ${String(failed).padStart(24)} | ${String(exact).padStart(10)} | ${build} / ${again}`,
   );
-  await deleteKeys(prefix);
+  await deleteKeysUnder(redis, prefix, 5000);
 }
 await redis.quit();

@@ -5,6 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { achInstruction, deleteKeysUnder } from "../../../bench/lib/sample-rows.js";
 import {
   type BatchStore,
   type RowJobRequest,
@@ -34,12 +35,7 @@ export function uniquePrefix(label: string): string {
 
 /** Deletes every key under the prefix (never FLUSHALL: other tests share this Redis). */
 export async function deleteKeys(redis: RedisClient, prefix: string): Promise<void> {
-  let cursor = "0";
-  do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
-    cursor = next;
-    if (keys.length > 0) await redis.unlink(...keys);
-  } while (cursor !== "0");
+  await deleteKeysUnder(redis, prefix);
 }
 
 let rowCounter = 0;
@@ -50,20 +46,7 @@ export function instruction(overrides: Partial<SubmittedInstruction> = {}): Subm
   const rowNumber = overrides.rowNumber ?? rowCounter + 1;
   const reference = "reference" in overrides ? overrides.reference : `REF-${randomBytes(5).toString("hex")}`;
   return {
-    rowNumber,
-    rowKey: rowKeyOf(reference, rowNumber),
-    reference,
-    originatingAccountId: "acct_ops_checking",
-    receivingAccountId: "acct_vendor_ach",
-    amount: 10_000 + rowCounter,
-    currency: "USD",
-    deliveryPreference: "standard-ach",
-    deliveryResolvedFromBlank: false,
-    payerMemo: undefined,
-    recipientNote: undefined,
-    purpose: undefined,
-    attachment: undefined,
-    metadata: {},
+    ...achInstruction(rowNumber, rowKeyOf(reference, rowNumber), reference, 10_000 + rowCounter),
     ...overrides,
   };
 }
