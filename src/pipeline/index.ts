@@ -18,6 +18,7 @@ export {
   type PaymentJobData,
   paymentJobOptions,
   paymentQueueEnqueuer,
+  QUEUE_EVENTS_KEPT,
 } from "./payment-queue.js";
 export {
   closeWorkerWithin,

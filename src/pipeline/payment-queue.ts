@@ -35,8 +35,18 @@ export function paymentJobOptions(settings: JobRetrySettings): JobsOptions {
   };
 }
 
+/**
+ * How many events BullMQ keeps in a queue's event stream (its default: 10,000, about 1.5 MB). Nothing
+ * here reads the stream (no QueueEvents); a short one keeps Redis's fixed cost small (issue 9, point 6).
+ */
+export const QUEUE_EVENTS_KEPT = 1000;
+
 export function createPaymentQueue(connection: RedisClient, prefix: string): Queue<PaymentJobData> {
-  return new Queue<PaymentJobData>(PAYMENT_QUEUE_NAME, { connection, prefix: bullPrefix(prefix) });
+  return new Queue<PaymentJobData>(PAYMENT_QUEUE_NAME, {
+    connection,
+    prefix: bullPrefix(prefix),
+    streams: { events: { maxLen: QUEUE_EVENTS_KEPT } },
+  });
 }
 
 /** Adds rows to the queue with `addBulk` (the caller chunks, ~1000 at a time). */
