@@ -1,5 +1,5 @@
 /**
- * `npm run bench:e2e [-- --rows N --workers 1,2,3 --concurrency C --no-plain]`: the whole job at
+ * `npm run bench:e2e [-- --rows N --workers 1,2,3 --concurrency C --no-plain --cluster]`: the whole job at
  * scale, run as in production. A private redis-server, `payouts sandbox`, `payouts serve` (webhooks
  * registered with `payouts webhook setup`) and W `payouts worker` processes, each its own process;
  * then `payouts submit` of a generated N-row CSV (default 100,000), rate limit off, concurrency 32.
@@ -11,6 +11,9 @@
  * process; result-file writes and the share of the workers' time they took. With several worker
  * counts (`--workers 1,2,3`) the whole run repeats for each and a rows/s line per count closes.
  *
+ * `--cluster`: Redis is a private 3-master Redis Cluster (REDIS_CLUSTER_NODES); its figures are those
+ * of the master that holds the installation's one slot (`{payouts}`).
+ *
  * The machine is shared: figures are noisy, and the load average is printed with them.
  */
 import { randomBytes } from "node:crypto";
@@ -19,9 +22,10 @@ import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
-import { Redis } from "ioredis";
-import { BatchStore } from "../src/batches/index.js";
-import { startPrivateRedis } from "../src/demo/private-redis.js";
+import { Cluster, Redis } from "ioredis";
+import { BatchStore, DEFAULT_KEY_PREFIX } from "../src/batches/index.js";
+import { startPrivateCluster, startPrivateRedis } from "../src/demo/private-redis.js";
+import { hashTaggedPrefix } from "../src/redis/index.js";
 import { plainCreateLoop } from "./lib/plain-create-loop.js";
 import {
   type Proc,
@@ -40,6 +44,7 @@ const { values } = parseArgs({
     concurrency: { type: "string", default: "32" },
     "no-plain": { type: "boolean", default: false },
     "timeout-s": { type: "string", default: "7200" },
+    cluster: { type: "boolean", default: false },
   },
 });
 const ROWS = Number(values.rows);
@@ -55,7 +60,9 @@ if (
   CONCURRENCY < 1 ||
   WORKER_COUNTS.some((w) => !Number.isInteger(w) || w < 1 || w > 8)
 ) {
-  process.stderr.write("usage: bench:e2e [-- --rows N --workers 1,2,3 --concurrency C --no-plain]\n");
+  process.stderr.write(
+    "usage: bench:e2e [-- --rows N --workers 1,2,3 --concurrency C --no-plain --cluster]\n",
+  );
   process.exit(2);
 }
 
@@ -99,18 +106,18 @@ interface RunFigures {
  */
 async function runOnce(workerCount: number, plainRate: number | undefined): Promise<RunFigures> {
   say(`\n== ${fmt(ROWS)} rows, ${workerCount} worker process(es), concurrency ${CONCURRENCY} ==`);
-  const redis = await startPrivateRedis();
   const dataDir = await mkdtemp(path.join(tmpdir(), "payouts-e2e-"));
+  const redis = await startBenchRedis(dataDir);
   const procs: Proc[] = [];
   const redisProc = { name: "redis-server", peakRss: 0, pid: redis.pid };
-  const probe = new Redis(redis.url, { maxRetriesPerRequest: null });
+  const probe = redis.probe;
   const sheet = path.join(dataDir, "bench-e2e.csv");
   await writeE2eSheet(sheet, ROWS);
   try {
     const sandbox = await startSandboxProc();
     procs.push(sandbox);
     const env = {
-      REDIS_URL: redis.url,
+      ...redis.env,
       PAYOUTS_API_URL: sandbox.url,
       PAYOUTS_API_KEY: sandbox.apiKey,
       DATA_DIR: dataDir,
@@ -153,7 +160,7 @@ async function runOnce(workerCount: number, plainRate: number | undefined): Prom
     const submit = startPayouts("submit", ["submit", sheet], env);
     let submitPeak = 0;
     let redisPeak = before;
-    const store = new BatchStore(probe);
+    const store = redis.store;
     let batchId: string | undefined;
     let lastSay = 0;
     const deadline = Date.now() + TIMEOUT_MS;
@@ -240,10 +247,60 @@ async function runOnce(workerCount: number, plainRate: number | undefined): Prom
     return { workers: workerCount, rowsPerSec };
   } finally {
     for (const p of procs.reverse()) await stopProcess(p);
-    probe.disconnect();
     await redis.stop();
     await rm(dataDir, { recursive: true, force: true });
   }
+}
+
+interface BenchRedis {
+  /** REDIS_URL, and REDIS_CLUSTER_NODES on a cluster, for every process. */
+  env: Record<string, string>;
+  /** The server holding the installation's keys (for used_memory). */
+  probe: Redis;
+  pid: number | undefined;
+  store: BatchStore;
+  stop(): Promise<void>;
+}
+
+/** A private redis-server, or with --cluster a 3-master cluster measured at the master of `{payouts}`. */
+async function startBenchRedis(dataDir: string): Promise<BenchRedis> {
+  if (!values.cluster) {
+    const redis = await startPrivateRedis();
+    const probe = new Redis(redis.url, { maxRetriesPerRequest: null });
+    return {
+      env: { REDIS_URL: redis.url },
+      probe,
+      pid: redis.pid,
+      store: new BatchStore(probe),
+      stop: async () => {
+        probe.disconnect();
+        await redis.stop();
+      },
+    };
+  }
+  const cluster = await startPrivateCluster(dataDir);
+  const client = new Cluster(cluster.ports.map((port) => ({ host: "127.0.0.1", port })));
+  const prefix = hashTaggedPrefix(DEFAULT_KEY_PREFIX);
+  const slot = Number(await client.cluster("KEYSLOT", prefix));
+  const ranges = await client.cluster("SLOTS");
+  const port = ranges.find(([from, to]) => slot >= from && slot <= to)?.[2]?.[1];
+  const index = cluster.ports.indexOf(Number(port));
+  const probe = new Redis({ host: "127.0.0.1", port: Number(port), maxRetriesPerRequest: null });
+  say(`redis:    3-master cluster on ${cluster.ports.join(", ")}; ${prefix} is slot ${slot}, on ${port}`);
+  return {
+    env: {
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      REDIS_CLUSTER_NODES: cluster.ports.map((p) => `127.0.0.1:${p}`).join(","),
+    },
+    probe,
+    pid: cluster.nodes[index]?.pid,
+    store: new BatchStore(client, { prefix }),
+    stop: async () => {
+      probe.disconnect();
+      client.disconnect();
+      await cluster.stop();
+    },
+  };
 }
 
 /** The bare loop: N creates against a fresh sandbox, nothing else. */
@@ -279,6 +336,7 @@ async function plainLoop(): Promise<number> {
 
 say(
   `bench:e2e  rows ${fmt(ROWS)}  workers ${WORKER_COUNTS.join(",")}  concurrency ${CONCURRENCY}  ` +
+    `${values.cluster ? "redis cluster  " : ""}` +
     `load ${loadavg()[0]!.toFixed(1)}`,
 );
 const plainRate = values["no-plain"] ? undefined : await plainLoop();

@@ -110,3 +110,75 @@ async function answers(url: string): Promise<boolean> {
     probe.disconnect();
   }
 }
+
+export interface PrivateCluster {
+  /** The masters' ports on 127.0.0.1 (REDIS_CLUSTER_NODES is `127.0.0.1:<port>,...`). */
+  ports: number[];
+  nodes: PrivateRedis[];
+  stop(): Promise<void>;
+}
+
+/**
+ * A throwaway Redis Cluster of `masters` masters and no replicas on loopback (the scale-out test and
+ * `bench:e2e --cluster`): `redis-server --cluster-enabled yes` each, joined by `redis-cli --cluster
+ * create`, resolved once every node reports `cluster_state:ok`. Node files go to `dir`.
+ */
+export async function startPrivateCluster(dir: string, masters = 3): Promise<PrivateCluster> {
+  const ports: number[] = [];
+  const nodes: PrivateRedis[] = [];
+  const stop = async () => {
+    await Promise.all(nodes.map((n) => n.stop()));
+  };
+  try {
+    for (let i = 0; i < masters; i++) {
+      const port = await freeClusterPort(ports);
+      ports.push(port);
+      const args = ["--cluster-enabled", "yes", "--cluster-config-file", `nodes-${port}.conf`, "--dir", dir];
+      nodes.push(await startPrivateRedis({ port, extraArgs: args }));
+    }
+    const addresses = ports.map((p) => `127.0.0.1:${p}`);
+    await run("redis-cli", ["--cluster", "create", ...addresses, "--cluster-replicas", "0", "--cluster-yes"]);
+    for (const port of ports) {
+      const probe = new Redis({ port, host: "127.0.0.1", lazyConnect: true });
+      probe.on("error", () => {});
+      try {
+        for (let i = 0; !String(await probe.cluster("INFO")).includes("cluster_state:ok"); i++) {
+          if (i > 200) throw new RedisUnavailableError(`cluster node ${port} did not reach cluster_state:ok`);
+          await sleep(100);
+        }
+      } finally {
+        probe.disconnect();
+      }
+    }
+    return { ports, nodes, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** A free port whose cluster bus port (port + 10000) is free too. */
+async function freeClusterPort(taken: readonly number[]): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    if (port > 55_000 || taken.includes(port)) continue;
+    const bus = createServer();
+    const busFree = await new Promise<boolean>((resolve) => {
+      bus.once("error", () => resolve(false));
+      bus.listen(port + 10_000, "127.0.0.1", () => bus.close(() => resolve(true)));
+    });
+    if (busFree) return port;
+  }
+}
+
+function run(command: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: "ignore" });
+    child.once("error", reject);
+    child.once("exit", (code) =>
+      code === 0
+        ? resolve()
+        : reject(new RedisUnavailableError(`${command} ${args.join(" ")} exited ${code}`)),
+    );
+  });
+}

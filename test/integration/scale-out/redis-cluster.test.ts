@@ -9,7 +9,6 @@
  */
 import { execFileSync } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -18,7 +17,7 @@ import Papa from "papaparse";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeE2eSheet } from "../../../bench/lib/write-bench-sheets.js";
 import { BatchStore } from "../../../src/batches/index.js";
-import { type PrivateRedis, startPrivateRedis } from "../../../src/demo/private-redis.js";
+import { type PrivateCluster, startPrivateCluster } from "../../../src/demo/private-redis.js";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
 import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { paymentsOfBatch } from "../pipeline/helpers.js";
@@ -39,64 +38,19 @@ if (!HAVE_REDIS) {
   process.stderr.write("redis-cluster.test: skipped, redis-server or redis-cli is not installed\n");
 }
 
-/** A free port whose cluster bus port (port + 10000) is free too. */
-async function freeClusterPort(taken: Set<number>): Promise<number> {
-  const listenOn = (port: number) =>
-    new Promise<number | undefined>((resolve) => {
-      const server = net.createServer();
-      server.once("error", () => resolve(undefined));
-      server.listen(port, "127.0.0.1", () => {
-        const got = (server.address() as net.AddressInfo).port;
-        server.close(() => resolve(got));
-      });
-    });
-  for (;;) {
-    const port = await listenOn(0);
-    if (port === undefined || port > 55_000 || taken.has(port)) continue;
-    if ((await listenOn(port + 10_000)) !== undefined) return port;
-  }
-}
-
 let dir: string;
 let sandbox: RunningSandbox;
 let api: PayoutsClient;
 let cluster: Cluster;
 const ports: number[] = [];
-const servers: PrivateRedis[] = [];
+let redisCluster: PrivateCluster | undefined;
 const processes: CliProcess[] = [];
 
 beforeAll(async () => {
   if (!HAVE_REDIS) return;
   dir = await mkdtemp(path.join(os.tmpdir(), "payouts-cluster-"));
-  const taken = new Set<number>();
-  for (let i = 0; i < 3; i++) {
-    const port = await freeClusterPort(taken);
-    taken.add(port);
-    ports.push(port);
-    const args = ["--cluster-enabled", "yes", "--cluster-config-file", `nodes-${port}.conf`, "--dir", dir];
-    servers.push(await startPrivateRedis({ port, extraArgs: args }));
-  }
-  execFileSync(
-    "redis-cli",
-    [
-      "--cluster",
-      "create",
-      ...ports.map((p) => `127.0.0.1:${p}`),
-      "--cluster-replicas",
-      "0",
-      "--cluster-yes",
-    ],
-    { stdio: "ignore", timeout: 30_000 },
-  );
-  // Every node agrees the 16384 slots are covered before anyone writes.
-  for (const port of ports) {
-    for (let i = 0; ; i++) {
-      const info = execFileSync("redis-cli", ["-p", String(port), "cluster", "info"], { encoding: "utf8" });
-      if (info.includes("cluster_state:ok")) break;
-      if (i > 100) throw new Error(`cluster node ${port} not ok:\n${info}`);
-      await sleep(100);
-    }
-  }
+  redisCluster = await startPrivateCluster(dir);
+  ports.push(...redisCluster.ports);
   cluster = new Cluster(ports.map((port) => ({ host: "127.0.0.1", port })));
   sandbox = await startSandbox({ clock: { toInProgressMs: 100, toFinalMs: 100 } });
   api = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
@@ -108,7 +62,7 @@ afterAll(async () => {
   cluster?.disconnect();
   await api?.close();
   await sandbox?.close();
-  await Promise.all(servers.map((node) => node.stop()));
+  await redisCluster?.stop();
   await rm(dir, { recursive: true, force: true });
 });
 
