@@ -14,7 +14,13 @@
  * the externalId `<reference>-r<attempt>`; the correction is appended to the batch's archive.
  */
 import path from "node:path";
-import { type BatchStore, enqueueQueuedRows, type RowEnqueuer, type SourceValues } from "../batches/index.js";
+import {
+  type BatchRecord,
+  type BatchStore,
+  enqueueQueuedRows,
+  type RowEnqueuer,
+  type SourceValues,
+} from "../batches/index.js";
 import { undoExcelSafeText } from "../files/index.js";
 import {
   checkAttachmentFile,
@@ -115,14 +121,90 @@ export async function retryFromDroppedResultFile(
   }
 }
 
+function addToTotals(totals: ResultFileRetryOutcome["totals"], paid: PayoutInstruction): void {
+  const t = totals[paid.currency] ?? { rows: 0, amount: 0 };
+  t.rows++;
+  t.amount += paid.amount;
+  totals[paid.currency] = t;
+}
+
+/** The outcome line of a row retried from the file: its new attempt, and whether it was corrected. */
+function retriedOutcome(
+  decision: Extract<RowDecision, { kind: "retry" }>,
+  started: { attempt: number; externalId: string },
+  earlierState: string,
+): ResultFileRowOutcome {
+  const { attempt, externalId } = started;
+  return {
+    ...where(decision),
+    outcome: "retried",
+    attempt,
+    externalId,
+    detail:
+      `retried as attempt ${attempt} (externalId ${externalId})` +
+      (decision.changedColumns.length > 0
+        ? ` with the corrected ${decision.changedColumns.map((c) => `"${c}"`).join(", ")}`
+        : ` as it was (it was ${earlierState})`),
+  };
+}
+
+/** The first batch id the file's name carries that this service knows (see batchIdCandidates). */
+async function batchNamedBy(store: BatchStore, fileName: string): Promise<BatchRecord | undefined> {
+  for (const candidate of batchIdCandidates(fileName)) {
+    const batch = await store.getBatch(candidate);
+    if (batch) return batch;
+  }
+  return undefined;
+}
+
+/** The dropped file's rows: their sheet cells read back, the key they carry, and the rows themselves. */
+async function readDroppedRows(
+  opened: Awaited<ReturnType<typeof openSheet>>,
+  sourceCount: number,
+): Promise<{ dropped: DroppedRow[]; fileRows: Map<number, SheetRow> }> {
+  const header = opened.header;
+  const keyColumn = header.columns[sourceCount + RESULT_COLUMNS.indexOf("idempotency_key")];
+  const dropped: DroppedRow[] = [];
+  const fileRows = new Map<number, SheetRow>();
+  for await (const row of opened.rows) {
+    const cells = header.columns.slice(0, sourceCount).map((c) => readBack(row.cells[c.key]));
+    const key = keyColumn ? readBack(row.cells[keyColumn.key]).text.trim() : "";
+    dropped.push({ fileRowNumber: row.rowNumber, cells, idempotencyKey: key || undefined });
+    fileRows.set(row.rowNumber, row);
+  }
+  return { dropped, fileRows };
+}
+
+/** The batch's rows as the plan reads them, by key, and the references of its invalid rows. */
+async function batchRowsToPlan(store: BatchStore, batchId: string) {
+  const records = await store.listRows(batchId);
+  const byKey = new Map(records.map((r) => [r.rowKey, r]));
+  const invalidReferences = new Set<string>();
+  for (const invalid of await store.invalidRows(batchId)) {
+    const reference = invalid.source?.reference;
+    if (typeof reference === "string" && reference.trim()) invalidReferences.add(reference.trim());
+  }
+  const planned: PlannedBatchRow[] = records.map((r) => ({
+    rowKey: r.rowKey,
+    rowNumber: r.rowNumber,
+    source: r.source,
+    state: r.state,
+    attempt: r.attempt,
+    requoteGeneration: r.requoteGeneration,
+    errorCode: r.errorCode,
+    reference: r.instruction.reference,
+  }));
+  return { byKey, planned, invalidReferences };
+}
+
 /**
  * Handles a dropped result file. Undefined when the file is not a result file (the caller submits it
  * as a sheet). Throws only what is not the file's fault (Redis, the API): the caller tries again later,
  * which is safe (a row retried already is `queued` on its new attempt, its corrections recorded, so
  * it is neither changed nor retryable the second time).
  *
- * Long (why): it is one pass: read the dropped file, match it to its batch, plan (pure, in
- * result-file-plan.ts), then apply each decision; the phases hand several maps to each other.
+ * One pass: read the dropped file, match it to its batch, plan (pure, in result-file-plan.ts), then
+ * apply each decision.
  */
 export async function retryFromResultFile(
   options: ResultFileRetryOptions,
@@ -139,14 +221,7 @@ export async function retryFromResultFile(
   const { store } = options;
   const header = opened.header;
 
-  let batchId: string | undefined;
-  for (const candidate of batchIdCandidates(fileName)) {
-    if (await store.getBatch(candidate)) {
-      batchId = candidate;
-      break;
-    }
-  }
-  const batch = batchId === undefined ? undefined : await store.getBatch(batchId);
+  const batch = await batchNamedBy(store, fileName);
   if (!batch) {
     return refuseWhole(
       fileName,
@@ -160,33 +235,8 @@ export async function retryFromResultFile(
   if (mismatch) return refuseWhole(fileName, batch.id, mismatch);
 
   const sourceCount = batch.sheet.columns.length;
-  const keyColumn = header.columns[sourceCount + RESULT_COLUMNS.indexOf("idempotency_key")];
-  const dropped: DroppedRow[] = [];
-  const fileRows = new Map<number, SheetRow>();
-  for await (const row of opened.rows) {
-    const cells = header.columns.slice(0, sourceCount).map((c) => readBack(row.cells[c.key]));
-    const key = keyColumn ? readBack(row.cells[keyColumn.key]).text.trim() : "";
-    dropped.push({ fileRowNumber: row.rowNumber, cells, idempotencyKey: key || undefined });
-    fileRows.set(row.rowNumber, row);
-  }
-
-  const records = await store.listRows(batch.id);
-  const byKey = new Map(records.map((r) => [r.rowKey, r]));
-  const invalidReferences = new Set<string>();
-  for (const invalid of await store.invalidRows(batch.id)) {
-    const reference = invalid.source?.reference;
-    if (typeof reference === "string" && reference.trim()) invalidReferences.add(reference.trim());
-  }
-  const planned: PlannedBatchRow[] = records.map((r) => ({
-    rowKey: r.rowKey,
-    rowNumber: r.rowNumber,
-    source: r.source,
-    state: r.state,
-    attempt: r.attempt,
-    requoteGeneration: r.requoteGeneration,
-    errorCode: r.errorCode,
-    reference: r.instruction.reference,
-  }));
+  const { dropped, fileRows } = await readDroppedRows(opened, sourceCount);
+  const { byKey, planned, invalidReferences } = await batchRowsToPlan(store, batch.id);
   const decisions = planResultFileRetry({ batch, rows: planned, invalidReferences, dropped });
 
   let live = options.live;
@@ -246,30 +296,15 @@ export async function retryFromResultFile(
       rows.push({ ...where(decision), outcome: "left-alone", detail: started.reason });
       continue;
     }
-    const { attempt, externalId } = started;
-    const paid = correction?.instruction ?? record.instruction;
     retried++;
-    const t = totals[paid.currency] ?? { rows: 0, amount: 0 };
-    t.rows++;
-    t.amount += paid.amount;
-    totals[paid.currency] = t;
-    rows.push({
-      ...where(decision),
-      outcome: "retried",
-      attempt,
-      externalId,
-      detail:
-        `retried as attempt ${attempt} (externalId ${externalId})` +
-        (decision.changedColumns.length > 0
-          ? ` with the corrected ${decision.changedColumns.map((c) => `"${c}"`).join(", ")}`
-          : ` as it was (it was ${record.state})`),
-    });
+    addToTotals(totals, correction?.instruction ?? record.instruction);
+    rows.push(retriedOutcome(decision, started, record.state));
   }
   // Job ids are the rows' keys: rows queued already are not added twice. Queued rows are re-offered
   // even when nothing was retried now, so a drop interrupted after startNewAttempt and before this
   // point (then resumed from processing/) still hands its rows to the queue.
   const enqueued =
-    retried > 0 || records.some((r) => r.state === "queued")
+    retried > 0 || planned.some((r) => r.state === "queued")
       ? await enqueueQueuedRows(store, options.enqueuer, batch)
       : 0;
   rows.sort(byFileRow);
