@@ -19,6 +19,7 @@ export {
   paymentJobOptions,
   paymentQueueEnqueuer,
   QUEUE_EVENTS_KEPT,
+  quietQueue,
 } from "./payment-queue.js";
 export {
   closeWorkerWithin,

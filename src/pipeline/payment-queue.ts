@@ -42,11 +42,24 @@ export function paymentJobOptions(settings: JobRetrySettings): JobsOptions {
 export const QUEUE_EVENTS_KEPT = 1000;
 
 export function createPaymentQueue(connection: RedisClient, prefix: string): Queue<PaymentJobData> {
-  return new Queue<PaymentJobData>(PAYMENT_QUEUE_NAME, {
-    connection,
-    prefix: bullPrefix(prefix),
-    streams: { events: { maxLen: QUEUE_EVENTS_KEPT } },
-  });
+  return quietQueue(
+    new Queue<PaymentJobData>(PAYMENT_QUEUE_NAME, {
+      connection,
+      prefix: bullPrefix(prefix),
+      streams: { events: { maxLen: QUEUE_EVENTS_KEPT } },
+    }),
+  );
+}
+
+/**
+ * A queue re-emits its connection's errors, and BullMQ prints any that nobody listens to with a stack
+ * trace, once per reconnection attempt while Redis is away. The failure reaches whoever needed the
+ * queue through the rejected call (a one-shot command says so in one line), and the workers log
+ * their own; so a queue listens and stays quiet.
+ */
+export function quietQueue<Q extends Queue>(queue: Q): Q {
+  queue.on("error", () => undefined);
+  return queue;
 }
 
 /** Adds rows to the queue with `addBulk` (the caller chunks, ~1000 at a time). */

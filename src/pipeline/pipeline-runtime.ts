@@ -123,8 +123,6 @@ export function openPipeline(settings: PipelineSettings): Pipeline {
   const approvals = new ApprovalStore(redis, { prefix });
   const gate = approvalGate(approvals, settings.approval ?? loadApprovalPolicy());
   const queue = createPaymentQueue(queueConnection, prefix);
-  // BullMQ re-emits connection errors on the queue; the command that needed the queue fails instead.
-  queue.on("error", () => undefined);
   const enqueuer = paymentQueueEnqueuer(queue, { ...DEFAULT_JOB_RETRY_SETTINGS, ...settings.jobs });
   let closing: Promise<void> | undefined;
   return {

@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { type JobsOptions, Queue } from "bullmq";
 import { DEFAULT_JOB_RETRY_SETTINGS, jobRetryOptions } from "../payouts-api/index.js";
-import { bullPrefix, QUEUE_EVENTS_KEPT } from "../pipeline/index.js";
+import { bullPrefix, QUEUE_EVENTS_KEPT, quietQueue } from "../pipeline/index.js";
 import type { RedisClient } from "../redis/index.js";
 
 export const RECONCILE_QUEUE_NAME = "reconcile";
@@ -70,11 +70,13 @@ export function reconcileJobOptions(
 }
 
 export function createReconcileQueue(connection: RedisClient, prefix: string): Queue<ReconcileJobData> {
-  return new Queue<ReconcileJobData>(RECONCILE_QUEUE_NAME, {
-    connection,
-    prefix: bullPrefix(prefix),
-    streams: { events: { maxLen: QUEUE_EVENTS_KEPT } },
-  });
+  return quietQueue(
+    new Queue<ReconcileJobData>(RECONCILE_QUEUE_NAME, {
+      connection,
+      prefix: bullPrefix(prefix),
+      streams: { events: { maxLen: QUEUE_EVENTS_KEPT } },
+    }),
+  );
 }
 
 export interface ReconcileEnqueuer {

@@ -7,7 +7,13 @@
  */
 import { type Job, Queue, Worker } from "bullmq";
 import { DEFAULT_KEY_PREFIX } from "../batches/index.js";
-import { bullPrefix, closeWorkerWithin, connectRedis, DEFAULT_SHUTDOWN_GRACE_MS } from "../pipeline/index.js";
+import {
+  bullPrefix,
+  closeWorkerWithin,
+  connectRedis,
+  DEFAULT_SHUTDOWN_GRACE_MS,
+  quietQueue,
+} from "../pipeline/index.js";
 import { type IntakeConnection, openSheetIntake } from "../watch/index.js";
 import type { RunSummary } from "./run-summary.js";
 import { runScheduledSheets } from "./scheduled-run.js";
@@ -37,10 +43,12 @@ export interface ScheduleService {
 export async function startScheduleService(options: ScheduleServiceOptions): Promise<ScheduleService> {
   const prefix = options.prefix ?? DEFAULT_KEY_PREFIX;
   const queueConnection = connectRedis(options.redisUrl);
-  const queue = new Queue(SCHEDULED_RUN_QUEUE_NAME, {
-    connection: queueConnection,
-    prefix: bullPrefix(prefix),
-  });
+  const queue = quietQueue(
+    new Queue(SCHEDULED_RUN_QUEUE_NAME, {
+      connection: queueConnection,
+      prefix: bullPrefix(prefix),
+    }),
+  );
   const closeQueue = async () => {
     await queue.close();
     await queueConnection.quit().catch(() => queueConnection.disconnect());

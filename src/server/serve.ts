@@ -88,6 +88,19 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     offlineQueue: false,
     maxRetriesPerRequest: 1,
   });
+  // One warning per outage, instead of ioredis printing a stack trace for every reconnection attempt.
+  let redisAway = false;
+  redis.on("error", (err: Error) => {
+    if (redisAway) return;
+    redisAway = true;
+    options.logger?.warn(
+      { err: err.message },
+      "Redis is unreachable: webhook deliveries get 503 until it is back",
+    );
+  });
+  redis.on("ready", () => {
+    redisAway = false;
+  });
   // Without an offline queue, commands sent before the connection is up fail: wait for it (briefly;
   // if Redis is down, the server still starts, answers 503 to deliveries and says so in /healthz).
   await waitUntilReady(redis, 5_000);

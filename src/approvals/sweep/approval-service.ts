@@ -7,7 +7,13 @@
 import { Queue, Worker } from "bullmq";
 import { AuditTrail } from "../../audit/index.js";
 import { type NotifyOptions, sendBatchFinished } from "../../notify/index.js";
-import { bullPrefix, connectRedis, openPipeline, type PipelineSettings } from "../../pipeline/index.js";
+import {
+  bullPrefix,
+  connectRedis,
+  openPipeline,
+  type PipelineSettings,
+  quietQueue,
+} from "../../pipeline/index.js";
 import { ApprovalStore } from "../approval-store.js";
 import { type ApprovalAudit, approvalAuditTo } from "../audit.js";
 import type { SettleResult } from "../settle-batch.js";
@@ -72,10 +78,12 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
   };
   const queueConnection = connectRedis(options.redisUrl);
   const workerConnection = connectRedis(options.redisUrl);
-  const queue = new Queue(APPROVAL_QUEUE_NAME, {
-    connection: queueConnection,
-    prefix: bullPrefix(pipeline.prefix),
-  });
+  const queue = quietQueue(
+    new Queue(APPROVAL_QUEUE_NAME, {
+      connection: queueConnection,
+      prefix: bullPrefix(pipeline.prefix),
+    }),
+  );
   const worker = new Worker(APPROVAL_QUEUE_NAME, () => sweep(), {
     connection: workerConnection,
     prefix: bullPrefix(pipeline.prefix),

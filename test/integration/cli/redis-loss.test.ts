@@ -29,6 +29,12 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** A private redis-server (see restartable-redis.ts) and a DATA_DIR of its own. */
+async function privateRedis(persistence: "aof" | "none") {
+  const redis = await startRestartableRedis({ dir: await mkdtemp(path.join(dir, "redis-")), persistence });
+  return { redis, dataDir: await mkdtemp(path.join(dir, "data-")) };
+}
+
 /** A valid sheet of `rows` rows (the sandbox's sample accounts), distinct per `label`. */
 async function sheet(label: string, rows: number): Promise<string> {
   const lines = ["reference,from_account,to_account,amount,currency,delivery"];
@@ -114,11 +120,7 @@ function expectCutInOneLine(r: { code: number | string; output: string[]; cut: b
 
 describe("a command that loses Redis mid-way", () => {
   it("submit: Redis killed while 5,000 rows are recorded and comes back empty: exit 2, one line, no batch id; the same file again points to `payouts recover`", async () => {
-    const redis = await startRestartableRedis({
-      dir: await mkdtemp(path.join(dir, "r1-")),
-      persistence: "none",
-    });
-    const dataDir = await mkdtemp(path.join(dir, "data1-"));
+    const { redis, dataDir } = await privateRedis("none");
     try {
       const file = await sheet("lost", ROWS);
       const r = await submitLosingRedis(redis, file, dataDir, "SIGKILL");
@@ -140,11 +142,7 @@ describe("a command that loses Redis mid-way", () => {
   }, 300_000);
 
   it("submit: Redis shut down mid-way and back with its data (AOF): exit 2, one line; the same file again finishes that batch, all 5,000 rows", async () => {
-    const redis = await startRestartableRedis({
-      dir: await mkdtemp(path.join(dir, "r2-")),
-      persistence: "aof",
-    });
-    const dataDir = await mkdtemp(path.join(dir, "data2-"));
+    const { redis, dataDir } = await privateRedis("aof");
     try {
       const file = await sheet("kept", ROWS);
       const r = await submitLosingRedis(redis, file, dataDir, "SIGTERM");
@@ -193,4 +191,36 @@ describe("a command whose Redis or Payouts Service cannot be reached", () => {
     expect(r.code).toBe(2);
     expectOneClearLine(r.output, /cannot reach the Partner Payouts Service/);
   });
+});
+
+describe("long-running processes while Redis restarts", () => {
+  it("serve and worker ride it out: no ioredis traces, and the server is healthy again once Redis is back", async () => {
+    const { redis, dataDir } = await privateRedis("none");
+    const env = { ...envFor(redis.url, dataDir), LOG_LEVEL: "info" }; // "payment worker ready" is info
+    const server = spawnCli(["serve", "--port", "0", "--redis-prefix", prefix], env);
+    const worker = spawnCli(["worker", "--redis-prefix", prefix], env);
+    try {
+      const line = await server.waitFor(/listening on http:\/\/127\.0\.0\.1:\d+/, 120_000);
+      const base = /(http:\/\/127\.0\.0\.1:\d+)/.exec(line)![1];
+      await worker.waitFor(/payment worker ready/, 120_000);
+      await redis.stop("SIGKILL");
+      await sleep(3_000); // several reconnection attempts while it is away
+      await redis.start();
+      const deadline = Date.now() + 120_000;
+      let status = 0;
+      while (Date.now() < deadline) {
+        status = (await fetch(`${base}/healthz`).catch(() => undefined))?.status ?? 0;
+        if (status === 200) break;
+        await sleep(500);
+      }
+      expect(status).toBe(200);
+      for (const p of [server, worker])
+        expect(p.output.filter((l) => /Unhandled error event|^\s+at /.test(l))).toEqual([]);
+    } finally {
+      server.child.kill("SIGTERM");
+      worker.child.kill("SIGTERM");
+      await Promise.all([server.exited, worker.exited]);
+      await redis.stop("SIGKILL");
+    }
+  }, 300_000);
 });
