@@ -49,7 +49,7 @@ describe("payouts webhook", () => {
     expect(shown.stdout).toContain(url);
     expect(shown.stdout).toContain("api.payment.updated");
     expect(shown.stdout).not.toContain(sandbox.apiKey);
-  });
+  }, 120_000); // several CLI processes in a row: ~30 s at load 13 on our shared 2 cores
 
   it("expands --events api.account.* and refuses a plain-http public URL with exit code 2", async () => {
     await run(
@@ -76,7 +76,7 @@ describe("payouts webhook", () => {
     }).catch((e: unknown) => e);
     expect((err as { code: number }).code).toBe(2);
     expect(sandbox.state.webhook?.url).toBe("https://h.example.com/w");
-  });
+  }, 120_000); // several CLI processes in a row: ~30 s at load 13 on our shared 2 cores
 });
 
 describe("payouts serve", () => {
