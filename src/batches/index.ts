@@ -36,7 +36,7 @@ export {
 } from "./instruction-archive.js";
 export { type RecoverBatchOptions, type RecoverBatchResult, recoverBatch } from "./recover-batch.js";
 export { DEFAULT_KEY_PREFIX, type RedisLayout, redisLayout } from "./redis-layout.js";
-export { type LuaScript, runScript } from "./redis-scripts.js";
+export { defineLuaScript, type LuaScript, runScript } from "./redis-scripts.js";
 export {
   canTransition,
   GIVE_UP_ROW_STATES,

@@ -24,6 +24,9 @@ function script(name: string, source: string): LuaScript {
   return { name, source, sha: createHash("sha1").update(source).digest("hex") };
 }
 
+/** A Lua script for {@link runScript}, for other modules' scripts. */
+export const defineLuaScript = script;
+
 /**
  * A row's history: one compact line per change, `<at> <from|-> <to> <attempt> <note as JSON>` (about
  * half the bytes of a JSON object per line; the note, last, may hold spaces), and only the latest

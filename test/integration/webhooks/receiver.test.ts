@@ -148,9 +148,10 @@ describe("POST /webhooks/payouts", () => {
     expect((await queuedJobs()).map((j) => (j.kind === "payment" ? j.messageId : j.kind))).toEqual([
       "msg_dup",
     ]);
-    // The messageId is remembered for at least seven days.
-    const ttl = await redis.ttl(`${prefix}:webhooks:seen:msg_dup`);
-    expect(ttl).toBeGreaterThanOrEqual(7 * 24 * 3600 - 60);
+    // The messageId is remembered for at least seven days, in today's hash of messageIds seen.
+    const [day] = await seenKeys();
+    expect(await redis.hexists(day!, "msg_dup")).toBe(1);
+    expect(await redis.ttl(day!)).toBeGreaterThanOrEqual(7 * 24 * 3600 - 60);
   });
 
   it("acknowledges account and limitation events and unknown event types without queueing a job", async () => {
