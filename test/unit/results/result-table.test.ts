@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { achInstruction } from "../../../bench/lib/sample-rows.js";
 import type { BatchRecord, InvalidRowRecord, RowRecord } from "../../../src/batches/index.js";
 import { rowIdempotencyKey } from "../../../src/batches/index.js";
 import {
@@ -34,22 +35,7 @@ function row(overrides: Partial<RowRecord>): RowRecord {
     batchId: batch.id,
     rowKey: "INV-1",
     rowNumber: 2,
-    instruction: {
-      rowNumber: 2,
-      rowKey: "INV-1",
-      reference: "INV-1",
-      originatingAccountId: "acct_a",
-      receivingAccountId: "acct_b",
-      amount: 125_000,
-      currency: "USD",
-      deliveryPreference: "standard-ach",
-      deliveryResolvedFromBlank: false,
-      payerMemo: undefined,
-      recipientNote: undefined,
-      purpose: undefined,
-      attachment: undefined,
-      metadata: {},
-    },
+    instruction: achInstruction(2, "INV-1", "INV-1", 125_000),
     source: { reference: "INV-1", amount: 1250, status: "approved", "Cost Centre": '=HYPERLINK("x")' },
     state: "completed",
     attempt: 1,
