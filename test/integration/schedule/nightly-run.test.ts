@@ -22,6 +22,7 @@ import {
   dropFile,
   eventually,
   MISTAKES_SAMPLE,
+  sandboxIntake,
   tempDataDir,
   uniqueValidSheet,
   VALID_SAMPLE_ROWS,
@@ -50,12 +51,7 @@ function start(
   onRun?: (run: { summary: RunSummary }) => void,
 ): Promise<ScheduleService> {
   return startScheduleService({
-    dataDir,
-    apiUrl: sandbox.url,
-    apiKey: sandbox.apiKey,
-    entityId: "me",
-    redisUrl: REDIS_URL,
-    prefix,
+    ...sandboxIntake(sandbox, dataDir, prefix),
     cron,
     tz: "Europe/Berlin",
     stableMs: 100,

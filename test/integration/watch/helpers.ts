@@ -5,7 +5,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Redis } from "ioredis";
+import type { RunningSandbox } from "../../../src/sandbox/index.js";
 import type { SheetIntakeOutcome } from "../../../src/watch/index.js";
+import { REDIS_URL } from "../pipeline/helpers.js";
 
 export const VALID_SAMPLE = path.resolve("samples/payouts-valid.csv");
 export const MISTAKES_SAMPLE = path.resolve("samples/payouts-mistakes.csv");
@@ -22,6 +24,21 @@ export async function uniqueValidSheet(): Promise<string> {
   return text
     .replaceAll("PAY-2404-", `W${randomBytes(4).toString("hex")}-`)
     .replace("attachments/invoice-mxn-0001.pdf", "");
+}
+
+/**
+ * What every watcher or nightly run under test is started with: its DATA_DIR and Redis prefix, the
+ * sandbox as the API (entity "me"), and this run's Redis. Each test adds its own timings.
+ */
+export function sandboxIntake(sandbox: RunningSandbox, dataDir: string, prefix: string) {
+  return {
+    dataDir,
+    apiUrl: sandbox.url,
+    apiKey: sandbox.apiKey,
+    entityId: "me",
+    redisUrl: REDIS_URL,
+    prefix,
+  };
 }
 
 export async function tempDataDir(label: string): Promise<string> {

@@ -12,15 +12,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { configureSheetLimits } from "../../../src/sheets/index.js";
 import { startWatchService } from "../../../src/watch/index.js";
-import {
-  writeDtdWorkbook,
-  writeGiantInlineCell,
-  writeGiantSharedString,
-  writeOversizedWorkbook,
-  writeRowBomb,
-} from "../../unit/sheets/hostile-xlsx.js";
+import { HOSTILE_FILES, writeGiantInlineCell } from "../../unit/sheets/hostile-xlsx.js";
 import { deleteKeys, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
-import { batchIds, OutcomeLog, tempDataDir } from "./helpers.js";
+import { batchIds, OutcomeLog, sandboxIntake, tempDataDir } from "./helpers.js";
 
 const MiB = 1024 * 1024;
 let sandbox: RunningSandbox;
@@ -47,12 +41,7 @@ async function watchWith(label: string, write: (staging: string) => Promise<stri
   const log = new OutcomeLog();
   const names = await write(path.join(dataDir, "inbox"));
   const service = await startWatchService({
-    dataDir,
-    apiUrl: sandbox.url,
-    apiKey: sandbox.apiKey,
-    entityId: "me",
-    redisUrl: REDIS_URL,
-    prefix,
+    ...sandboxIntake(sandbox, dataDir, prefix),
     stableMs: 100,
     rescanMs: 200,
     leaseMs: 300,
@@ -69,12 +58,8 @@ async function watchWith(label: string, write: (staging: string) => Promise<stri
 describe("hostile files in the watched folder", () => {
   it("rejects each with a note naming the limit, never retries it, and leaves nothing in processing/", async () => {
     const t = await watchWith("watch-hostile", async (inbox) => {
-      await writeRowBomb(path.join(inbox, "row-bomb.xlsx"), 1100 * MiB);
-      await writeGiantSharedString(path.join(inbox, "giant-shared.xlsx"), 1000 * MiB);
-      await writeGiantInlineCell(path.join(inbox, "giant-inline.xlsx"), 1000 * MiB);
-      await writeDtdWorkbook(path.join(inbox, "dtd.xlsx"));
-      await writeOversizedWorkbook(path.join(inbox, "big-workbook.xlsx"), 40 * MiB);
-      return ["row-bomb.xlsx", "giant-shared.xlsx", "giant-inline.xlsx", "dtd.xlsx", "big-workbook.xlsx"];
+      for (const [name, write] of HOSTILE_FILES) await write(path.join(inbox, name));
+      return HOSTILE_FILES.map(([name]) => name);
     });
     const expected: Record<string, RegExp> = {
       "row-bomb.xlsx": /LIMIT_EXCEEDED.*SHEET_MAX_INFLATE_RATIO/,

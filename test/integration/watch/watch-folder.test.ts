@@ -17,6 +17,7 @@ import {
   eventually,
   MISTAKES_SAMPLE,
   OutcomeLog,
+  sandboxIntake,
   tempDataDir,
   uniqueValidSheet,
   VALID_SAMPLE_ROWS,
@@ -58,12 +59,7 @@ async function setup(label: string) {
     folder: (name: string) => path.join(dataDir, name),
     async start(opts: { stableMs?: number } = {}): Promise<WatchService> {
       const service = await startWatchService({
-        dataDir,
-        apiUrl: sandbox.url,
-        apiKey: sandbox.apiKey,
-        entityId: "me",
-        redisUrl: REDIS_URL,
-        prefix,
+        ...sandboxIntake(sandbox, dataDir, prefix),
         stableMs: opts.stableMs ?? 200,
         rescanMs: 500,
         onOutcome: log.push,
