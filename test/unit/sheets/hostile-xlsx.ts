@@ -191,3 +191,15 @@ export async function writeOversizedWorkbook(path: string, bytes: number): Promi
   const parts = workbookParts({}).map((p) => (p.name === "xl/workbook.xml" ? workbook : p));
   await writeZip(path, parts);
 }
+
+/**
+ * One of each hostile file past the default limits, by file name: what every way in (`payouts
+ * validate`, the watched folder) is tried with. Each test names the limit it expects for each.
+ */
+export const HOSTILE_FILES: ReadonlyArray<readonly [name: string, write: (path: string) => Promise<void>]> = [
+  ["row-bomb.xlsx", (f) => writeRowBomb(f, 1100 * MiB)],
+  ["giant-shared.xlsx", (f) => writeGiantSharedString(f, 1000 * MiB)],
+  ["giant-inline.xlsx", (f) => writeGiantInlineCell(f, 1000 * MiB)],
+  ["dtd.xlsx", writeDtdWorkbook],
+  ["big-workbook.xlsx", (f) => writeOversizedWorkbook(f, 40 * MiB)],
+];
