@@ -16,7 +16,7 @@ import { paymentsResource } from "./resources/payments.js";
 import type { ResourceContext } from "./resources/resource-context.js";
 import { toolsResource } from "./resources/tools.js";
 import { webhookResource } from "./resources/webhook-endpoint.js";
-import { DEFAULT_RETRY_OPTIONS, type RetryOptions } from "./retry-policy.js";
+import { DEFAULT_RETRY_OPTIONS, type RetryOptions, requestWindowMs } from "./retry-policy.js";
 import type { RequestLimiter } from "./shared-rate-limit.js";
 
 export interface PayoutsClientOptions {
@@ -67,12 +67,13 @@ export function createPayoutsClient(options: PayoutsClientOptions) {
     });
   const entityId = options.entityId ?? "me";
 
+  const retry = { ...DEFAULT_RETRY_OPTIONS, ...options.retry };
   const requester = createRequester({
     baseUrl,
     apiKey: options.apiKey,
     entityId,
     timeoutMs,
-    retry: { ...DEFAULT_RETRY_OPTIONS, ...options.retry },
+    retry,
     userAgent: options.userAgent ?? `payouts/${packageVersion()} node/${process.version}`,
     dispatcher,
     logger: options.logger,
@@ -86,6 +87,11 @@ export function createPayoutsClient(options: PayoutsClientOptions) {
   return {
     /** The entity this client acts for (`Service-Entity-Id`). */
     entityId,
+    /**
+     * How long after a call starts its request may still reach the service, with this client's own
+     * time-out and retries (see requestWindowMs): what the payment processor records as a send's window.
+     */
+    requestWindowMs: requestWindowMs(timeoutMs, retry),
     accounts: accountsResource(ctx),
     payments: paymentsResource(ctx),
     tools: toolsResource(ctx),

@@ -194,11 +194,11 @@ export const REQUEST_WINDOW_MARGIN_MS = 5_000;
  */
 export function requestWindowMs(
   timeoutMs: number,
-  retry: Pick<RetryOptions, "maxAttempts" | "maxDelayMs">,
+  retry: Pick<RetryOptions, "maxAttempts" | "maxDelayMs" | "maxRetryAfterMs">,
 ): number {
-  return (
-    timeoutMs * retry.maxAttempts + retry.maxDelayMs * (retry.maxAttempts - 1) + REQUEST_WINDOW_MARGIN_MS
-  );
+  // Between two tries the client waits its backoff, or a `Retry-After` up to maxRetryAfterMs.
+  const gapMs = Math.max(retry.maxDelayMs, retry.maxRetryAfterMs);
+  return timeoutMs * retry.maxAttempts + gapMs * (retry.maxAttempts - 1) + REQUEST_WINDOW_MARGIN_MS;
 }
 
 /** Full-jitter backoff: uniform in [0, min(maxDelayMs, baseDelayMs * 2^(retryNumber-1))). */

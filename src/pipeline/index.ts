@@ -41,5 +41,4 @@ export {
   shutdownBudget,
   startPaymentService,
   submitToPipeline,
-  workerSendWindowMs,
 } from "./pipeline-runtime.js";

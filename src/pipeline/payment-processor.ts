@@ -92,7 +92,8 @@ export interface PaymentProcessorOptions {
   /**
    * How long after the send fence a request may still reach the service (the client's time-outs and
    * in-call retries, plus a margin): recorded on the row, an operator retry of an `error` row waits
-   * until it has passed. Default {@link DEFAULT_SEND_WINDOW_MS}.
+   * until it has passed. Default: the client's own `requestWindowMs`, so the window always matches
+   * the time-out and retries of the client that sends; only a test sets it.
    */
   sendWindowMs?: number;
   now?: () => number;
@@ -103,9 +104,6 @@ export interface PaymentProcessorOptions {
   beforeSend?: (row: RowRecord) => Promise<void>;
   logger?: { warn(obj: object, msg?: string): void; debug?(obj: object, msg?: string): void };
 }
-
-/** The send window of the worker's client with the default request time-out (see sendWindowMs). */
-export const DEFAULT_SEND_WINDOW_MS = 36_000;
 
 /** Conditional writes lost to another run before this one re-reads the row and gives up the try. */
 const MAX_REREADS = 5;
@@ -129,7 +127,7 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
   const { store, client } = options;
   const quoteSafetyMs = options.quoteSafetyMs ?? 10_000;
   const maxGenerations = options.maxRequoteGenerations ?? 3;
-  const sendWindowMs = options.sendWindowMs ?? DEFAULT_SEND_WINDOW_MS;
+  const sendWindowMs = options.sendWindowMs ?? client.requestWindowMs;
   const now = options.now ?? Date.now;
   const uploadAttachment = createAttachmentUploader({ store, client });
 

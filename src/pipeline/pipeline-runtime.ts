@@ -20,12 +20,10 @@ import { loadApprovalPolicy } from "../config/index.js";
 import {
   createPayoutsClient,
   DEFAULT_JOB_RETRY_SETTINGS,
-  DEFAULT_TIMEOUT_MS,
   type JobRetrySettings,
   type PayoutsClient,
   type RequestHooks,
   type RequestLimiter,
-  requestWindowMs,
   WORKER_CLIENT_RETRY,
 } from "../payouts-api/index.js";
 import { connectRedis, type RedisClient } from "../redis/index.js";
@@ -74,11 +72,6 @@ export function createWorkerClient(api: {
     ...(api.hooks ? { hooks: api.hooks } : {}),
     retry: WORKER_CLIENT_RETRY,
   });
-}
-
-/** How long a payment request of the worker's client may still reach the service after it started. */
-export function workerSendWindowMs(timeoutMs: number = DEFAULT_TIMEOUT_MS): number {
-  return requestWindowMs(timeoutMs, WORKER_CLIENT_RETRY);
 }
 
 export interface PipelineSettings {
@@ -229,8 +222,6 @@ export interface PaymentServiceOptions extends PipelineSettings {
   lockDurationMs?: number;
   stalledIntervalMs?: number;
   quoteSafetyMs?: number;
-  /** The client's per-request time-out (for the send window recorded at each send). Default 15 000 ms. */
-  apiTimeoutMs?: number;
   logger?: PaymentWorkerLogger;
 }
 
@@ -266,7 +257,6 @@ export async function startPaymentService(options: PaymentServiceOptions): Promi
     store: pipeline.store,
     client: options.client,
     ...(options.quoteSafetyMs !== undefined ? { quoteSafetyMs: options.quoteSafetyMs } : {}),
-    sendWindowMs: workerSendWindowMs(options.apiTimeoutMs),
     ...(options.logger ? { logger: options.logger } : {}),
   });
   await warnUnlessNoEviction(pipeline.redis, options.logger);

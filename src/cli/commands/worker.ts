@@ -112,7 +112,6 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
         limiter,
         hooks: serviceRequestHooks(),
       }),
-      apiTimeoutMs: config.apiTimeoutMs,
       concurrency,
       rateLimitPerSecond: opts.rateLimit ?? config.rateLimitPerSecond,
       ...(opts.lockMs !== undefined ? { lockDurationMs: opts.lockMs, stalledIntervalMs: opts.lockMs } : {}),
@@ -182,7 +181,6 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
     const intake = {
       dataDir: config.dataDir,
       ...api,
-      apiTimeoutMs: config.apiTimeoutMs,
       redisUrl: config.redisUrl,
       prefix: opts.redisPrefix,
       logger,

@@ -7,7 +7,10 @@ import {
   errorFromResponse,
   jobRetryOptions,
   PayoutsApiConnectionError,
+  REQUEST_WINDOW_MARGIN_MS,
   type RetryOptions,
+  requestWindowMs,
+  WORKER_CLIENT_RETRY,
 } from "../../../src/payouts-api/index.js";
 import { isJobGivenUp } from "../../../src/pipeline/index.js";
 
@@ -154,5 +157,14 @@ describe("the job layer", () => {
     expect(isJobGivenUp(job(0, "anything"), new Error("not about stalling"))).toBe(true);
     // Text alone is not the signal.
     expect(isJobGivenUp(job(0), new Error("job stalled more than allowable limit"))).toBe(false);
+  });
+});
+
+describe("requestWindowMs (how long a send may still reach the service)", () => {
+  it("covers every try's time-out, the longest wait between tries, and the margin", () => {
+    // The worker's client: two tries, backoff capped at 1 s, never waits out a Retry-After.
+    expect(requestWindowMs(15_000, WORKER_CLIENT_RETRY)).toBe(15_000 * 2 + 1_000 + REQUEST_WINDOW_MARGIN_MS);
+    // A client that waits out Retry-After itself may send its next try that much later.
+    expect(requestWindowMs(10_000, OPTIONS)).toBe(10_000 * 5 + 60_000 * 4 + REQUEST_WINDOW_MARGIN_MS);
   });
 });
