@@ -23,7 +23,8 @@ const HOW_TO_GET_ONE =
   "install one (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis), " +
   "or run `docker compose up -d redis` and set REDIS_URL=redis://127.0.0.1:6379";
 
-async function freePort(): Promise<number> {
+/** A port on 127.0.0.1 that was free a moment ago (the OS picks it). */
+export async function freePort(): Promise<number> {
   const server = createServer();
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
@@ -41,27 +42,38 @@ export interface PrivateRedisOptions {
   extraArgs?: readonly string[];
 }
 
+/**
+ * The arguments of a private redis-server on `port`: loopback only, no RDB snapshots, no AOF, and
+ * the eviction policy BullMQ needs. A later argument overrides an earlier one, so `extraArgs` may
+ * turn the AOF on (`--appendonly yes`) or add settings.
+ */
+export function redisServerArgs(port: number, extraArgs: readonly string[] = []): string[] {
+  return [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--maxmemory-policy",
+    "noeviction",
+    ...extraArgs,
+  ];
+}
+
 export async function startPrivateRedis(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
   const port = options.port ?? (await freePort());
   const child = spawn(
     "redis-server",
-    [
-      "--port",
-      String(port),
-      "--bind",
-      "127.0.0.1",
-      "--save",
-      "",
-      "--appendonly",
-      "no",
-      "--maxmemory-policy",
-      "noeviction",
+    redisServerArgs(port, [
       // A row's state hash holds its history (a few hundred bytes): with values up to 1 KiB it stays
       // in Redis's compact listpack encoding, about half the memory per row (README "Scaling").
       "--hash-max-ziplist-value", // the name Redis 6 knows; Redis 7 reads it as hash-max-listpack-value
       "1024",
       ...(options.extraArgs ?? []),
-    ],
+    ]),
     { stdio: "ignore" },
   );
   const spawnError = new Promise<Error>((resolve) => child.once("error", resolve));

@@ -3,9 +3,9 @@
  * restarted on the same port, with or without persistence. Never the shared test Redis (REDIS_URL).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
+import { freePort, redisServerArgs } from "../../src/demo/private-redis.js";
 
 export interface RestartableRedis {
   url: string;
@@ -23,13 +23,7 @@ export interface RestartableRedis {
   restart(signal?: "SIGTERM" | "SIGKILL"): Promise<void>;
 }
 
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
+export { freePort };
 
 /**
  * @param dir the data folder (the AOF lives there)
@@ -42,22 +36,14 @@ export async function startRestartableRedis(options: {
 }): Promise<RestartableRedis> {
   const port = await freePort();
   const url = `redis://127.0.0.1:${port}`;
-  const args = [
-    "--port",
-    String(port),
-    "--bind",
-    "127.0.0.1",
-    "--save",
-    "",
+  const args = redisServerArgs(port, [
     "--appendonly",
     options.persistence === "aof" ? "yes" : "no",
     "--appendfsync",
     "always",
     "--dir",
     options.dir,
-    "--maxmemory-policy",
-    "noeviction",
-  ];
+  ]);
   let child: ChildProcess | undefined;
   const redis: RestartableRedis = {
     url,
