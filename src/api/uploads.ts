@@ -1,7 +1,7 @@
 /**
  * Uploaded sheets: each is stored under `DATA_DIR/uploads/<generated id>/` (the file keeps a cleaned
  * copy of its name, so the batch and its result file carry the name people know), validated against
- * the live accounts, and remembered in RedisClient (`<prefix>:upload:<id>`, 30 days) until it is submitted.
+ * the live accounts, and remembered in Redis (`<prefix>:upload:<id>`, 30 days) until it is submitted.
  */
 import { randomBytes } from "node:crypto";
 import path from "node:path";

@@ -1,5 +1,5 @@
 /**
- * The audit trail: who did what, when, from where, with what outcome. One RedisClient stream
+ * The audit trail: who did what, when, from where, with what outcome. One Redis stream
  * (`<prefix>:audit`), newest last, capped at about `maxEntries` (old entries are trimmed, never
  * rewritten). The stream id is the entry's id and the paging cursor.
  */

@@ -1,5 +1,5 @@
 /**
- * Users, API tokens and console sessions, kept in RedisClient beside the pipeline's working state.
+ * Users, API tokens and console sessions, kept in Redis beside the pipeline's working state.
  *
  *   <p>:auth:users                 set    user names
  *   <p>:auth:user:<name>           hash   name, role, passwordHash, disabled ("1"), createdAt
@@ -7,7 +7,7 @@
  *   <p>:auth:token:<sha256>        hash   name, role, createdAt, createdBy
  *   <p>:auth:session:<sha256>      hash   user, createdAt (expires: SESSION_TTL_SECONDS, renewed on use)
  *
- * Tokens and session ids are 256-bit random values; only their sha256 is stored, so a copy of RedisClient
+ * Tokens and session ids are 256-bit random values; only their sha256 is stored, so a copy of Redis
  * cannot be replayed as a login. Passwords are scrypt hashes (passwords.ts).
  */
 import { createHash, randomBytes } from "node:crypto";
@@ -100,7 +100,7 @@ export class AuthStore {
 
   /**
    * Gives an existing user a new password (and role), enabled again; adds the user when missing.
-   * For set-ups like the demo that must hand out a login that works whatever RedisClient held before.
+   * For set-ups like the demo that must hand out a login that works whatever Redis held before.
    */
   async setUser(name: string, role: string, password: string): Promise<UserInfo> {
     checkName("user", name);

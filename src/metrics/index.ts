@@ -73,7 +73,7 @@ export function watchPaymentWorker(worker: Worker): void {
 }
 
 /**
- * Queue depth and rows by state, read from RedisClient when Prometheus scrapes (no timers). Rows are
+ * Queue depth and rows by state, read from Redis when Prometheus scrapes (no timers). Rows are
  * summed over unfinished batches only: cost follows the live work, not the history.
  */
 export function registerStateGauges(
