@@ -61,7 +61,7 @@ export type DemoResult =
       stoppedBy?: NodeJS.Signals;
     };
 
-/** The console user the demo creates (an admin, with a new password each run). */
+/** The console user the demo creates (an admin, with a new password each run, disabled when it stops). */
 export const DEMO_USER = "demo";
 
 /** The demo's sandbox settles payments within a few seconds so the sample finishes quickly. */
@@ -186,6 +186,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     // A fresh password each run: the login works for this demo only.
     const demoPassword = randomBytes(9).toString("base64url");
     await server.auth.setUser(DEMO_USER, "admin", demoPassword);
+    // Disabled again when the demo stops (before the server closes): on a REDIS_URL that outlives the
+    // demo, an admin login printed to a terminal must not stay usable.
+    cleanups.push(() => server.auth.disableUser(DEMO_USER));
     say(`console: ${server.url}/  (log in as ${DEMO_USER} / ${demoPassword}; API at ${server.url}/api/v1)`);
 
     // 4. Submit the sheet (the same step as `payouts submit`).
@@ -206,6 +209,17 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     }
     const batchId = outcome.batchId;
     say(`submitted ${path.basename(sheetPath)} as batch ${batchId}: ${outcome.summary.validRows} rows`);
+    if (outcome.awaitingApproval && !sandbox) {
+      // Against a real service (PAYOUTS_API_URL) the demo moves real money: it must not approve its own
+      // batch. The batch stays held for a person with the approver role.
+      return {
+        ok: false,
+        reason:
+          `batch ${batchId} waits for approval (APPROVAL_THRESHOLDS) and the demo approves only its sandbox's ` +
+          "batches: an approver approves it in the console or with `payouts approve`, and `payouts worker` pays it",
+        batchId,
+      };
+    }
     if (outcome.awaitingApproval) {
       const pipeline = payments.pipeline;
       await approveAsDemo(
@@ -329,7 +343,8 @@ export const DEMO_APPROVER = "demo-approver";
  * With APPROVAL_THRESHOLDS set, the demo's sample batch is held like any other: the gate sits in the
  * one submission path and the demo does not step around it. A demo has nobody else to approve, so it
  * approves as {@link DEMO_APPROVER}s (as many as APPROVALS_REQUIRED asks), through the same decision
- * as the console and the API, and says so: in real use a second person approves it.
+ * as the console and the API, and says so: in real use a second person approves it. Only for the
+ * sandbox: runDemo never calls it against a real service (PAYOUTS_API_URL).
  */
 export async function approveAsDemo(
   ctx: DecisionContext,

@@ -5,8 +5,12 @@
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { Redis } from "ioredis";
 import Papa from "papaparse";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ApprovalStore } from "../../../src/approvals/index.js";
+import { AuthStore } from "../../../src/auth/index.js";
+import { startSandbox } from "../../../src/sandbox/index.js";
 import { spawnCli } from "../pipeline/processes.js";
 
 let dataDir: string;
@@ -92,6 +96,45 @@ describe("payouts demo", () => {
       for (const r of rows)
         expect(r.approvals).toMatch(/^approved \(2 of 2\): demo-approver-1 \S+; demo-approver-2 \S+$/);
     } finally {
+      await rm(held, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it("against a real service (PAYOUTS_API_URL) leaves a held batch to an approver, and on a kept REDIS_URL disables its login when it stops", async () => {
+    const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+    const held = await mkdtemp(path.join(os.tmpdir(), "payouts-demo-real-"));
+    // A sandbox the demo does not know as its own: to it, a real service.
+    const service = await startSandbox({ clock: { toInProgressMs: 100, toFinalMs: 100 } });
+    const redis = new Redis(redisUrl);
+    try {
+      const env: Record<string, string> = {
+        DATA_DIR: held,
+        LOG_LEVEL: "warn",
+        REDIS_URL: redisUrl,
+        PAYOUTS_API_URL: service.url,
+        PAYOUTS_API_KEY: service.apiKey,
+        APPROVAL_THRESHOLDS: "*:0",
+      };
+      const demo = spawnCli(["demo"], env);
+      const code = await demo.exited;
+      const output = demo.output.join("\n");
+      expect(code, output).toBe(1);
+      expect(output).not.toContain("this demo approves it itself");
+      const m = /batch (\S+) waits for approval \(APPROVAL_THRESHOLDS\) and the demo approves only/.exec(
+        output,
+      );
+      expect(m, output).not.toBeNull();
+      const approval = await new ApprovalStore(redis).get(m![1]!);
+      expect(approval?.status).toBe("awaiting-approval");
+      expect(approval?.approvals).toEqual([]);
+      const login = /log in as demo \/ (\S+);/.exec(output);
+      expect(login, output).not.toBeNull();
+      const auth = new AuthStore(redis);
+      expect((await auth.getUser("demo"))?.disabled).toBe(true);
+      expect(await auth.checkLogin("demo", login![1]!)).toBeUndefined();
+    } finally {
+      redis.disconnect();
+      await service.close();
       await rm(held, { recursive: true, force: true });
     }
   }, 120_000);
