@@ -2,7 +2,7 @@
  * Reading payout sheets (CSV and XLSX) as streams of rows. `openSheet` is the entry point; the pure
  * helpers are exported for the validator, the template writer and tests.
  */
-export { dateText, excelSerialToDate, isDateFormat, normaliseCellValue } from "./cell-value.js";
+export { dateText, excelSerialToDate, isDateFormat } from "./cell-value.js";
 export type { CsvDelimiter, CsvEncoding, EncodingSniff } from "./csv/index.js";
 export { detectDelimiter, parseSepLine, sniffEncoding } from "./csv/index.js";
 export type { SheetColumnName } from "./header.js";
