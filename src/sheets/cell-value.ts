@@ -126,4 +126,3 @@ export function numberCell(value: number): SheetCell {
   if (isLossyInteger(value)) cell.lossy = true;
   return cell;
 }
-
