@@ -1,5 +1,5 @@
 /**
- * The batch and row records in RedisClient (layout in redis-layout.ts). Reads are plain commands; every row
+ * The batch and row records in Redis (layout in redis-layout.ts). Reads are plain commands; every row
  * change goes through one of the Lua scripts in redis-scripts.ts, so it is atomic and forward-only.
  * Bulk writes go in chunks through pipelines so 100k rows stay fast and bounded in memory.
  */
@@ -100,7 +100,7 @@ export interface SendFence {
   requoteGeneration: number;
   /** The hash of the body about to be sent, when the row records one for it (FX, uploaded files). */
   bodyHash?: string | undefined;
-  /** The run's BullMQ job lock: its RedisClient key and the token the run holds. */
+  /** The run's BullMQ job lock: its Redis key and the token the run holds. */
   lock?: { key: string; token: string } | undefined;
   /** The send time recorded on the row (ms). */
   now: number;
@@ -678,7 +678,7 @@ export class BatchStore {
   // ---- the sweep's index --------------------------------------------------------------------------
 
   /**
-   * Rows with a payment not final yet whose last touch is at or before `before` (RedisClient time, ms), up
+   * Rows with a payment not final yet whose last touch is at or before `before` (Redis time, ms), up
    * to `limit`, oldest first, with their payment ids: what the sweep looks at, read from the batch's
    * open index without reading any other row.
    */

@@ -51,7 +51,7 @@ end
 
 /**
  * The batch's index of open rows (redis-layout.ts `open`): a row with a payment that is not final yet,
- * scored by its last touch (RedisClient time, ms), so the sweep reads only the rows gone quiet. Kept by the
+ * scored by its last touch (Redis time, ms), so the sweep reads only the rows gone quiet. Kept by the
  * script that moves rows, atomically with the move. The member is the row key (what follows the last
  * `:row:` of the row's hash key: row keys never contain a `:`).
  */

@@ -1,10 +1,10 @@
 /**
- * A request rate shared by every process on one RedisClient, that adapts to what the service allows
+ * A request rate shared by every process on one Redis, that adapts to what the service allows
  * (issue 9, point 7). The service limits requests, not payments, so every request the client sends
  * (create, get, list, quote, ...) takes a slot.
  *
  * - **Ceiling**: `PAYOUTS_RATE_LIMIT_PER_SECOND`, for all workers together: one GCRA schedule (the
- *   theoretical arrival time of the next request) in one RedisClient hash, advanced by a Lua script, so two
+ *   theoretical arrival time of the next request) in one Redis hash, advanced by a Lua script, so two
  *   processes never take the same slot. Times are Redis's clock, so processes on several machines agree.
  * - **Multiplicative decrease**: a 429 halves the rate, or brings it down to what the service accepted
  *   in the last full second sending, if that is lower (at most once a second, however many requests of
@@ -36,7 +36,7 @@ export interface SharedRateLimiterOptions {
   minPerSecond?: number;
   /** Requests that may go at once before the schedule spaces them (burst), in ms of the rate. Default 100. */
   burstMs?: number;
-  /** Called when RedisClient fails: the request then goes without waiting (the service still says 429). */
+  /** Called when Redis fails: the request then goes without waiting (the service still says 429). */
   onError?: (err: unknown) => void;
 }
 

@@ -25,7 +25,7 @@ export function bullPrefix(prefix: string): string {
 export function paymentJobOptions(settings: JobRetrySettings): JobsOptions {
   return {
     ...jobRetryOptions(settings),
-    // A finished row lives on in its RedisClient record; the job is not needed any more. A re-add of the
+    // A finished row lives on in its Redis record; the job is not needed any more. A re-add of the
     // id later is harmless: the row is past `queued`, so the worker does nothing.
     removeOnComplete: true,
     // Failed jobs stay a week for inspection, the latest 10,000 at most so a batch that fails whole

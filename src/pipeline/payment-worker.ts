@@ -75,7 +75,7 @@ export function createPaymentWorker(options: PaymentWorkerOptions): Worker<Payme
         }
         if (err instanceof HandBackError) {
           // Shutdown cut the request: the job runs again later under the same key, its try not used up.
-          // Should this move fail too (RedisClient going away), the lock expires and the job runs again as
+          // Should this move fail too (Redis going away), the lock expires and the job runs again as
           // a stalled one: either way nothing about the row changes.
           await job.moveToDelayed(Date.now() + (options.handBackDelayMs ?? 1000), token);
           throw new DelayedError();

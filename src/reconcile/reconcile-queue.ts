@@ -86,7 +86,7 @@ export interface ReconcileEnqueuer {
 
 /**
  * Queues reconcile jobs, gathering the requests of one event-loop turn into one `addBulk`: under a
- * burst of deliveries that turns hundreds of RedisClient round trips into a few (the receiver's throughput
+ * burst of deliveries that turns hundreds of Redis round trips into a few (the receiver's throughput
  * target). Each caller still learns whether its own job was stored.
  */
 export function reconcileEnqueuer(

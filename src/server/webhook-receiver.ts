@@ -40,7 +40,7 @@ export interface WebhookReceiverOptions {
   enqueuer: ReconcileEnqueuer;
   dedupeTtlSeconds?: number;
   /**
-   * Longest wait for RedisClient (dedupe key, job) before answering 503, so a RedisClient outage makes the service
+   * Longest wait for Redis (dedupe key, job) before answering 503, so a Redis outage makes the service
    * retry later instead of holding its connection open. Default 3000 ms.
    */
   storeTimeoutMs?: number;
@@ -60,7 +60,7 @@ class StoreTimeoutError extends Error {
 function within<T>(ms: number, work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StoreTimeoutError(`RedisClient did not answer within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new StoreTimeoutError(`Redis did not answer within ${ms} ms`)), ms);
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
