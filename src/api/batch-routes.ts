@@ -7,7 +7,7 @@ import { auditRequest } from "../audit/index.js";
 import { allow, principalOf } from "../auth/index.js";
 import { DuplicateFileError, isRowState, type RowState } from "../batches/index.js";
 import { PayoutsApiError } from "../payouts-api/index.js";
-import { retryRows } from "../retries/index.js";
+import { adoptedReason, retryRows } from "../retries/index.js";
 import { BATCH_ID_PATTERN, BATCH_ID_SOURCE } from "../row-identity/index.js";
 import type { ResultFileSource } from "../server/result-download.js";
 import { submitSheet } from "../submission/index.js";
@@ -239,10 +239,7 @@ export function registerBatchRoutes(app: FastifyInstance, ctx: ApiContext, optio
       const answer = {
         retried: result.retried.map((r) => r.rowNumber),
         leftAlone: [
-          ...result.adopted.map((a) => ({
-            row: a.rowNumber,
-            reason: `its earlier attempt did pay (payment ${a.paymentId}, now ${a.state})`,
-          })),
+          ...result.adopted.map((a) => ({ row: a.rowNumber, reason: adoptedReason(a) })),
           ...result.leftAlone.map((l) => ({ row: l.rowNumber, reason: l.reason })),
         ],
       };

@@ -26,6 +26,7 @@ export {
 } from "./result-file-retry.js";
 export {
   type AdoptedRow,
+  adoptedReason,
   type RetriedRow,
   type RetryRowsOptions,
   type RetryRowsResult,

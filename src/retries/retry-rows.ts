@@ -37,6 +37,11 @@ export interface AdoptedRow {
   state: string;
 }
 
+/** Why an adopted row was not retried, in words: the API's `leftAlone` reason and `payouts retry`'s line. */
+export function adoptedReason(row: Pick<AdoptedRow, "paymentId" | "state">): string {
+  return `its earlier attempt did pay (payment ${row.paymentId}, now ${row.state})`;
+}
+
 export type RetryRowsResult =
   | { kind: "unknown-batch"; batchId: string }
   | {

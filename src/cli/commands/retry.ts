@@ -8,7 +8,7 @@ import type { Command } from "commander";
 import { loadConfig } from "../../config/index.js";
 import { createPayoutsClient } from "../../payouts-api/index.js";
 import { openPipeline } from "../../pipeline/index.js";
-import { parseRowSpec, RowSpecError, retryRows } from "../../retries/index.js";
+import { adoptedReason, parseRowSpec, RowSpecError, retryRows } from "../../retries/index.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { redisPrefixOption } from "../options.js";
 
@@ -82,11 +82,7 @@ export async function runRetry(
     for (const r of result.retried) {
       say.out(`row ${r.rowNumber}: retried as attempt ${r.attempt} (externalId ${r.externalId})`);
     }
-    for (const r of result.adopted) {
-      say.out(
-        `row ${r.rowNumber}: not retried: its earlier attempt did pay (payment ${r.paymentId}, now ${r.state})`,
-      );
-    }
+    for (const r of result.adopted) say.out(`row ${r.rowNumber}: not retried: ${adoptedReason(r)}`);
     for (const r of result.leftAlone) say.out(`row ${r.rowNumber}: left alone: ${r.reason}`);
     if (result.retried.length === 0) {
       say.err(
