@@ -145,7 +145,8 @@ async function listBatches(
   const progresses = (await Promise.all(batches.map((b) => store.progress(b.id)))).filter(
     (p): p is BatchProgress => p !== undefined,
   );
-  const approvals = await Promise.all(progresses.map((p) => approvalsOf(store).get(p.batch.id)));
+  const approvalStore = approvalsOf(store);
+  const approvals = await Promise.all(progresses.map((p) => approvalStore.get(p.batch.id)));
   if (opts.json) {
     say(
       JSON.stringify(
