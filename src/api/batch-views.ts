@@ -10,7 +10,7 @@ import { formatMinor } from "../money/index.js";
  */
 export type BatchState = "submitting" | "awaiting-approval" | "rejected" | "expired" | "running" | "finished";
 
-export function batchState(p: BatchProgress, approval?: Pick<ApprovalRecord, "status">): BatchState {
+function batchState(p: BatchProgress, approval?: Pick<ApprovalRecord, "status">): BatchState {
   if (approval && approval.status !== "approved") return approval.status;
   if (!p.batch.enqueueComplete) return "submitting";
   // Not finishedAt: a retry after the batch finished makes it run again.
@@ -27,7 +27,7 @@ function money(minor: number, currency: string): string {
 }
 
 /** Who submitted a batch through the API, and the file name they uploaded. */
-export interface BatchOrigin {
+interface BatchOrigin {
   createdBy: string;
   fileName: string;
   uploadId: string;
@@ -37,7 +37,7 @@ export function originKey(prefix: string, batchId: string): string {
   return `${prefix}:batch:${batchId}:api:origin`;
 }
 
-export async function batchOrigin(
+async function batchOrigin(
   store: BatchStore,
   prefix: string,
   batchId: string,
@@ -45,7 +45,7 @@ export async function batchOrigin(
   return (await store.redis.hgetall(originKey(prefix, batchId))) as Partial<BatchOrigin>;
 }
 
-export function batchView(p: BatchProgress, origin: Partial<BatchOrigin>, approval?: ApprovalRecord) {
+function batchView(p: BatchProgress, origin: Partial<BatchOrigin>, approval?: ApprovalRecord) {
   const totals = Object.entries(p.totals)
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([currency, byState]) => {

@@ -15,7 +15,6 @@ import { registerSessionRoutes } from "./session-routes.js";
 import { registerSheetRoutes } from "./sheet-routes.js";
 
 export { ApiError, errorBody } from "./api-error.js";
-export { type BatchState, type BatchView, batchState, batchView, batchViewOf } from "./batch-views.js";
 export { type ApiContext, DEFAULT_UPLOAD_LIMIT_BYTES } from "./context.js";
 export { LOGIN_ATTEMPTS_PER_MINUTE } from "./session-routes.js";
 
