@@ -17,6 +17,7 @@ import {
   parseApprovalThresholds,
 } from "../approvals/rules.js";
 import { type ClusterNode, parseClusterNodes } from "../redis/cluster-nodes.js";
+import type { SheetLimits } from "../sheets/index.js";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -116,16 +117,7 @@ export interface AppConfig {
   trustProxy: boolean;
   metricsPort: number;
   /** Overrides of the sheet reading limits (unset: the defaults of src/sheets/limits.ts). */
-  sheetLimits: {
-    maxFileBytes?: number;
-    maxPartBytes?: number;
-    maxSmallPartBytes?: number;
-    maxInflateRatio?: number;
-    maxCellChars?: number;
-    maxRowChars?: number;
-    readTimeoutMs?: number;
-    readMaxMemoryMb?: number;
-  };
+  sheetLimits: Partial<SheetLimits>;
 }
 
 const MiB = 1024 * 1024;
