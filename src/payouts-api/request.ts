@@ -81,6 +81,12 @@ export interface ApiRequest<T> {
   sonarToken?: string | undefined;
   /** Aborts the request and any backoff wait. */
   signal?: AbortSignal | undefined;
+  /**
+   * Awaited before each try, after the rate limiter's wait, right before the request leaves: the
+   * payment worker's send fence, so a try that waited long for its slot is checked when it really
+   * goes. A throw ends the call with that error; that try is not sent.
+   */
+  beforeTry?: (() => Promise<void>) | undefined;
 }
 
 export interface Requester {
@@ -204,6 +210,7 @@ export function createRequester(config: RequesterConfig): Requester {
           throw abortedError(operation);
         }
       }
+      await req.beforeTry?.();
       config.hooks?.onRequest?.({ method: req.method, path: req.path, attempt });
       const started = performance.now();
       const outcome = await attemptOnce(req, url, headers, body, operation, signal);

@@ -13,9 +13,11 @@
  *      replaced;
  *   5. `recordBodyHash`: once a body may be sent under a key, its hash is stored (conditionally too),
  *      and that key is only ever sent with that same body;
- *   6. `fenceSend`: right before the request, one Lua script checks atomically that the row is still
- *      queued on this attempt and requote generation with this body, and that the run still holds its
- *      job lock; a stalled run that lost its job sends nothing. The send time is recorded;
+ *   6. `fenceSend`: right before each try leaves (the client calls it after its rate-limit wait, so
+ *      a try that waited long for its slot is checked when it really goes), one Lua script checks
+ *      atomically that the row is still queued on this attempt and requote generation with this body,
+ *      and that the run still holds its job lock; a stalled run that lost its job sends nothing. The
+ *      send time is recorded;
  *   7. `send`: POST /payments under the row's Idempotency-Key, then the outcome (see `onCreateFailure`);
  *   8. `recordFailure`: `rejected` for the row's own 4xx, `error` after the last try of a fault whose
  *      outcome is unknown, the job handed back (same key) when our own shutdown cut the request. Both
@@ -32,6 +34,7 @@ import {
   REFERENCE_REUSED,
   type RowRecord,
   referenceReusedMessage,
+  type SendFenceOutcome,
   type StoredFxQuote,
 } from "../batches/index.js";
 import {
@@ -65,6 +68,14 @@ export class HandBackError extends Error {
   override readonly name = "HandBackError";
   constructor(override readonly cause: unknown) {
     super(`handed back for a retry under the same key: ${(cause as Error)?.message ?? String(cause)}`);
+  }
+}
+
+/** The send fence refused a try (see FENCE_SEND): nothing was sent by it. */
+class SendFencedError extends Error {
+  override readonly name = "SendFencedError";
+  constructor(readonly fence: Exclude<SendFenceOutcome, "ok">) {
+    super(`send fenced off: ${fence}`);
   }
 }
 
@@ -308,17 +319,31 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
         if (++rereads > MAX_REREADS || !(await reread(ctx))) return { outcome: "skipped", reason: "fenced" };
         continue;
       }
-      await options.beforeSend?.(ctx.row);
-      const sentAt = now();
-      const fence = await store.fenceSend(row.batchId, row.rowKey, {
-        attempt: row.attempt,
-        requoteGeneration: generation,
-        bodyHash: hashed ? hash : undefined,
-        lock: ctx.run.lock,
-        now: sentAt,
-        inDoubtUntil: sentAt + sendWindowMs,
-      });
-      if (fence !== "ok") {
+      // Step 6, run by the client right before each try leaves (after its rate-limit wait), so the
+      // recorded window starts when the request really goes, and an in-call retry is fenced too.
+      const fenceSend = async (): Promise<void> => {
+        await options.beforeSend?.(ctx.row);
+        const sentAt = now();
+        const fence = await store.fenceSend(row.batchId, row.rowKey, {
+          attempt: row.attempt,
+          requoteGeneration: generation,
+          bodyHash: hashed ? hash : undefined,
+          lock: ctx.run.lock,
+          now: sentAt,
+          inDoubtUntil: sentAt + sendWindowMs,
+        });
+        if (fence !== "ok") throw new SendFencedError(fence);
+      };
+      const key = idempotencyKeyFor(
+        { entityId: ctx.batch.entityId, batchId: ctx.batch.id, rowKey: row.rowKey, attempt: row.attempt },
+        generation,
+      );
+      let sent: Awaited<ReturnType<typeof send>>;
+      try {
+        sent = await send(ctx, body, key, fenceSend);
+      } catch (err) {
+        if (!(err instanceof SendFencedError)) throw err;
+        const { fence } = err;
         options.logger?.warn(
           { batchId: row.batchId, rowKey: row.rowKey, fence },
           "send fenced off: not sent",
@@ -331,11 +356,6 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
           continue;
         return { outcome: "skipped", reason: "fenced" };
       }
-      const key = idempotencyKeyFor(
-        { entityId: ctx.batch.entityId, batchId: ctx.batch.id, rowKey: row.rowKey, attempt: row.attempt },
-        generation,
-      );
-      const sent = await send(ctx, body, key);
       if (!("requote" in sent)) return sent;
       if (!(await startRequote(ctx, generation, sent.requote)))
         return { outcome: "skipped", reason: "fenced" };
@@ -347,10 +367,11 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
     ctx: RunContext,
     body: ReturnType<typeof paymentBodyFor>,
     key: string,
+    fenceSend: () => Promise<void>,
   ): Promise<ProcessResult | { requote: PayoutsApiError }> {
     let refusal: PayoutsApiError;
     try {
-      const payment = await client.payments.create(body, { idempotencyKey: key });
+      const payment = await client.payments.create(body, { idempotencyKey: key, beforeTry: fenceSend });
       await adoptPayment(store, ctx.row, payment, "payment created");
       return { outcome: "paid", paymentId: payment.id, how: "created" };
     } catch (err) {

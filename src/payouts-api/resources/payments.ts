@@ -13,6 +13,8 @@ import { pathId, type ReadOptions, type ResourceContext, type WriteOptions } fro
 /** Payment creation always names its key: it is derived from the row, never generated here. */
 export interface PaymentCreateOptions extends WriteOptions {
   idempotencyKey: string;
+  /** Awaited right before each try leaves (see ApiRequest.beforeTry); a throw sends nothing more. */
+  beforeTry?: (() => Promise<void>) | undefined;
 }
 
 export function paymentsResource(ctx: ResourceContext) {
@@ -53,6 +55,7 @@ export function paymentsResource(ctx: ResourceContext) {
         idempotencyKey: opts.idempotencyKey,
         sonarToken: opts.sonarToken,
         signal: opts.signal,
+        beforeTry: opts.beforeTry,
       });
     },
     get: (id: string, opts: ReadOptions = {}): Promise<Payment> =>

@@ -156,6 +156,45 @@ describe("issue 13: money safety under forced interleavings", () => {
     expect((await h.store.getRow(batchId, row.rowKey))?.state).toBe("queued");
   });
 
+  it("a try held in the rate limiter's wait is fenced when it leaves, not before the wait", async () => {
+    const row = instruction();
+    const batchId = await recordOnly([row]);
+    const lockKey = await lockJob(h.store, batchId, row, "token-a");
+    // The shared rate limit holds the payment's slot (a long wait after 429s): any request that
+    // waits for a slot stays here until released.
+    let release!: () => void;
+    const slot = new Promise<void>((r) => {
+      release = r;
+    });
+    let waiting!: () => void;
+    const inWait = new Promise<void>((r) => {
+      waiting = r;
+    });
+    const limited = createPayoutsClient({
+      baseUrl: proxy.url,
+      apiKey: sandbox.apiKey,
+      timeoutMs: 10_000,
+      retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1, maxRetryAfterMs: 0 },
+      limiter: {
+        acquire: async () => {
+          waiting();
+          await slot;
+        },
+        rateLimited: () => undefined,
+      },
+    });
+    clients.push(limited);
+    const w1 = createPaymentProcessor({ store: h.store, client: limited });
+    const before = proxy.counts.get("POST /payments") ?? 0;
+    const run = w1.process(job(batchId, row), { isLastTry: false, lock: { key: lockKey, token: "token-a" } });
+    await inWait;
+    await h.pipeline.redis.set(lockKey, "token-b"); // meanwhile another worker took the job
+    release();
+    expect(await run).toEqual({ outcome: "skipped", reason: "fenced" });
+    expect(proxy.counts.get("POST /payments") ?? 0).toBe(before);
+    expect((await h.store.getRow(batchId, row.rowKey))?.state).toBe("queued");
+  });
+
   it("the last try's `error` never overwrites the state reconciliation reached meanwhile", async () => {
     const row = instruction();
     const batchId = await recordOnly([row]);
