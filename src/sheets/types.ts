@@ -23,6 +23,12 @@ export interface SheetCell {
    * Excel already replaced its last digits with zeros, so the value must be refused, never used.
    */
   lossy?: true;
+  /**
+   * A number cell whose `text` is the number as its zero-padded format shows it (`000123` for 123,
+   * `INV-0042`): where the sheet's own value is kept (the result file's copy of the row), it is that
+   * text, not the bare number, so a reference keeps its zeros there too.
+   */
+  padded?: true;
   /** Why an error cell failed: the Excel error (`#REF!`) or `FORMULA_NOT_CALCULATED`. */
   error?: string;
   /** The cell holds a formula; `kind` and `text` describe its cached result. */

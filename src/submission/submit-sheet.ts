@@ -197,13 +197,20 @@ function layoutOf(header: SheetHeader): Omit<SheetLayout, "archivedSheetPath"> {
 }
 
 /** The row's cells as the result file will show them: numbers stay numbers. */
-function sourceValuesOf(row: SheetRow, header: SheetHeader): SourceValues {
+/**
+ * The row's cells as the batch keeps them for its result file: numbers stay numbers, except a number
+ * whose digits cannot all be trusted (lossy) or that the sheet shows zero-padded (`000123`), kept as
+ * the text the sheet shows so that a reference in the result file is the one that was paid.
+ */
+export function sourceValuesOf(row: SheetRow, header: SheetHeader): SourceValues {
   const values: SourceValues = {};
   for (const column of header.columns) {
     const cell = row.cells[column.key];
     if (!cell || cell.kind === "empty") continue;
     values[column.key] =
-      cell.kind === "number" && cell.number !== undefined && !cell.lossy ? cell.number : cell.text;
+      cell.kind === "number" && cell.number !== undefined && !cell.lossy && !cell.padded
+        ? cell.number
+        : cell.text;
   }
   return values;
 }

@@ -146,7 +146,10 @@ function numericCell(number: number, style: number, context: CellContext): Sheet
   const padded = style > 0 ? context.paddedFormat?.(style) : undefined;
   if (padded && cell.kind === "number") {
     const text = paddedIntegerText(number, padded);
-    if (text !== undefined) cell.text = text;
+    if (text !== undefined) {
+      cell.text = text;
+      cell.padded = true;
+    }
   }
   return cell;
 }

@@ -416,11 +416,12 @@ describe("openSheet on number cells with a zero-padded format (issue 13 point 9)
     await workbook.xlsx.writeFile(path);
     const { rows } = await readAll(path);
     expect(rows[0]?.cells).toMatchObject({
-      reference: { kind: "number", text: "000123", number: 123 },
-      to_account: { kind: "number", text: "ACC-0042", number: 42 },
-      amount: { kind: "number", text: "001250", number: 1250 },
+      reference: { kind: "number", text: "000123", number: 123, padded: true },
+      to_account: { kind: "number", text: "ACC-0042", number: 42, padded: true },
+      amount: { kind: "number", text: "001250", number: 1250, padded: true },
       "metadata.invoice": { kind: "number", text: "7", number: 7 },
     });
+    expect(rows[0]?.cells["metadata.invoice"]?.padded).toBeUndefined();
     expect(rows[1]?.cells.reference).toMatchObject({ text: "004560" });
   });
 });
