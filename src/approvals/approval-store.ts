@@ -83,7 +83,10 @@ const APPROVE = lua(
   `${DECISION_HEAD}
 local who = ARGV[4]
 -- Nobody approves their own batch, whatever its state; system identities (with a ':') never approve.
-if who == redis.call('HGET', approval, 'submittedBy') then return answer('self') end
+-- A batch submitted from the shell is recorded as 'cli:<os user>': the console user of that name is
+-- taken to be the same person (shell and console names are not mapped otherwise, so refusing is safe).
+local submitter = redis.call('HGET', approval, 'submittedBy')
+if who == submitter or ('cli:' .. who) == submitter then return answer('self') end
 if string.find(who, ':', 1, true) then return answer('system') end
 if status == 'approved' and redis.call('HEXISTS', approvers, who) == 1 then return answer('already') end
 local refused = common_checks()

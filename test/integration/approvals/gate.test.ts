@@ -119,6 +119,13 @@ describe("approving", () => {
     expect(selfLate.code).toBe("SELF_APPROVAL");
   });
 
+  it("a batch submitted from the shell cannot be approved by the console user of the same name", async () => {
+    const { batchId } = await h.submit(bigRows(), SYSTEM_IDENTITIES.cli("erin"));
+    const self = await decisionError(approveBatch(h.ctx, batchId, approver("erin")));
+    expect([self.status, self.code]).toEqual([403, "SELF_APPROVAL"]);
+    expect((await approveBatch(h.ctx, batchId, approver("alice"))).outcome).toBe("recorded");
+  });
+
   it("the result file says who approved the batch and when, and is still a result file to re-drop", async () => {
     const { batchId } = await h.submit(bigRows(), "carol");
     const outPath = path.join(h.dataDir, `held.${batchId}.result.csv`);
