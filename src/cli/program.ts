@@ -23,6 +23,7 @@ import { registerWatch } from "./commands/watch.js";
 import { registerWebhook } from "./commands/webhook.js";
 import { registerPipelineCommands } from "./commands/worker.js";
 import { CliError, EXIT, environmentFailure } from "./exit-codes.js";
+import { releaseShutdownSignals } from "./signals.js";
 
 export function buildProgram(): Command {
   const program = new Command("payouts")
@@ -87,6 +88,7 @@ export async function main(argv: string[]): Promise<number> {
     await program.parseAsync(argv);
     return typeof process.exitCode === "number" ? process.exitCode : EXIT.ok;
   } catch (err) {
+    releaseShutdownSignals();
     if (err instanceof CommanderError) {
       // --help and --version end through here with exit code 0; real usage errors were printed already.
       return err.exitCode === 0 ? EXIT.ok : EXIT.usage;

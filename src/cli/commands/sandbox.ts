@@ -12,6 +12,7 @@ export function registerSandbox(program: Command): void {
     .option("--host <address>", "address to listen on", "127.0.0.1")
     .option("--seed <file>", "seed file (entity, accounts, API keys); default samples/sandbox-seed.json")
     .action(async (opts: { port: number; host: string; seed?: string }) => {
+      const stopSignal = untilShutdownSignal();
       const seed = opts.seed ? await loadSeed(opts.seed) : await loadDefaultSeed();
       const sandbox = await startSandbox({ port: opts.port, host: opts.host, seed });
       process.stdout.write(
@@ -26,7 +27,7 @@ export function registerSandbox(program: Command): void {
           "",
         ].join("\n"),
       );
-      await untilShutdownSignal();
+      await stopSignal;
       await sandbox.close();
     });
 }

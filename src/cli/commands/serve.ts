@@ -43,6 +43,7 @@ export async function runServe(
   opts: ServeCommandOptions,
   deps: { resultFile?: ResultFileSource } = {},
 ): Promise<void> {
+  const stopSignal = untilShutdownSignal();
   const config = loadConfig();
   const api = requireApi(config);
   if (!config.webhookSecret) throw new ConfigError("PAYOUTS_WEBHOOK_SECRET (or PAYOUTS_API_KEY) must be set");
@@ -94,7 +95,7 @@ export async function runServe(
   process.stdout.write(
     `listening on ${server.url} (console ${server.url}/, API ${server.url}/api/v1, webhooks at ${server.url}${WEBHOOK_PATH})\n`,
   );
-  const signal = await untilShutdownSignal();
+  const signal = await stopSignal;
   logger.info({ signal }, "stopping: no new connections; finishing requests in flight");
   await server.close(opts.shutdownGraceMs ?? SHUTDOWN_GRACE_MS);
   await client.close();

@@ -39,6 +39,7 @@ export function registerWatch(program: Command): void {
         "\nIgnored: Excel lock files (~$...), .tmp/.part/.crdownload files and dotfiles.",
     )
     .action(async (flags: WatchFlags) => {
+      const stopSignal = untilShutdownSignal();
       const config = loadConfig();
       const api = requireApi(config);
       const logger = createLogger({ level: config.logLevel, name: "watch" });
@@ -53,7 +54,7 @@ export function registerWatch(program: Command): void {
         rescanMs: flags.rescanMs,
       });
       logger.info({ folder: service.folder }, "watcher ready");
-      const signal = await untilShutdownSignal();
+      const signal = await stopSignal;
       logger.info({ signal }, "stopping: finishing the sheet in hand");
       await service.stop();
       logger.info("watcher stopped");

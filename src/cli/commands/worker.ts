@@ -70,6 +70,7 @@ export function registerWorker(program: Command): void {
  * below stops them in the reverse order within one grace period, which needs every handle in one scope.
  */
 export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
+  const stopSignal = untilShutdownSignal();
   const config = loadConfig();
   const api = requireApi(config);
   const logger = createLogger({ level: config.logLevel, name: "payment-worker" });
@@ -215,7 +216,7 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
     await stopAll();
     throw err;
   }
-  const signal = await untilShutdownSignal();
+  const signal = await stopSignal;
   logger.info({ signal }, "stopping: no new sheets or jobs; waiting for in-flight payments");
   // A backstop: whatever still hangs after the grace (a stuck file read, a slow close) does not keep
   // the process up. Jobs cut here run again under the same keys (their locks expire).
