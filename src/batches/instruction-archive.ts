@@ -14,7 +14,7 @@
  */
 import { once } from "node:events";
 import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
-import { appendFile, mkdir, readFile, rm } from "node:fs/promises";
+import { appendFile, mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { writeFileAtomic } from "../files/index.js";
 import type { PayoutInstruction } from "../intake/payout-instruction.js";
@@ -238,6 +238,9 @@ async function* fileLines(
  * that of a few hundred lines whatever the sheet's length.
  */
 export class RowStaging {
+  /** Scratch files untouched this long belong to a submit that was killed (one is written to as it reads). */
+  static readonly ABANDONED_AFTER_MS = 24 * 60 * 60 * 1000;
+
   private readonly lines: string[] = [];
 
   private constructor(
@@ -247,6 +250,7 @@ export class RowStaging {
 
   static async create(file: string): Promise<RowStaging> {
     await mkdir(path.dirname(file), { recursive: true });
+    await removeAbandonedStaging(path.dirname(file));
     const out = createWriteStream(file, { flags: "w", mode: 0o600 });
     await once(out, "open");
     return new RowStaging(file, out);
@@ -293,5 +297,20 @@ export class RowStaging {
     const ok = this.out.write(`${this.lines.join("\n")}\n`);
     this.lines.length = 0;
     if (!ok) await once(this.out, "drain");
+  }
+}
+
+/**
+ * Removes the scratch files of submits that were killed before they could remove their own (the
+ * archive holds what was submitted; a scratch file is never read again). Each file is checked by its
+ * age, so a submit that is running beside this one keeps its file.
+ */
+async function removeAbandonedStaging(dir: string, nowMs = Date.now()): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!/^\.staging-.*\.ndjson$/.test(name)) continue;
+    const file = path.join(dir, name);
+    const info = await stat(file).catch(() => undefined);
+    if (info && nowMs - info.mtimeMs > RowStaging.ABANDONED_AFTER_MS) await rm(file, { force: true });
   }
 }

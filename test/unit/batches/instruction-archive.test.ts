@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, mkdtemp, readdir, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -87,5 +87,23 @@ describe("instruction archive", () => {
     expect(invalid).toEqual([{ rowNumber: 4, problems: [{ message: "x" }] }]);
     await staging.remove();
     await expect(readInstructionArchive(staging.path)).rejects.toThrow(/ENOENT/);
+  });
+
+  it("removes the scratch file a killed submit left behind, and keeps one a running submit writes", async () => {
+    const folder = path.join(dir, "abandoned");
+    await mkdir(folder, { recursive: true });
+    const abandoned = path.join(folder, ".staging-b-old.ndjson");
+    const running = path.join(folder, ".staging-b-running.ndjson");
+    const archived = path.join(folder, "b-old.ndjson");
+    for (const file of [abandoned, running, archived]) await writeFile(file, "{}\n");
+    const longAgo = new Date(Date.now() - RowStaging.ABANDONED_AFTER_MS - 60_000);
+    await utimes(abandoned, longAgo, longAgo);
+    await utimes(archived, longAgo, longAgo);
+    const staging = await RowStaging.create(path.join(folder, ".staging-b-new.ndjson"));
+    await staging.close();
+    expect((await readdir(folder)).sort()).toEqual(
+      [".staging-b-new.ndjson", ".staging-b-running.ndjson", "b-old.ndjson"].sort(),
+    );
+    await staging.remove();
   });
 });
