@@ -28,6 +28,7 @@ import { startPrivateCluster, startPrivateRedis } from "../src/demo/private-redi
 import { hashTaggedPrefix } from "../src/redis/index.js";
 import { plainCreateLoop } from "./lib/plain-create-loop.js";
 import {
+  cpuSecondsOf,
   type Proc,
   peakRssOf,
   samplePeak,
@@ -37,16 +38,42 @@ import {
 } from "./lib/processes.js";
 import { writeE2eSheet } from "./lib/write-bench-sheets.js";
 
-const { values } = parseArgs({
-  options: {
-    rows: { type: "string", default: "100000" },
-    workers: { type: "string", default: "1" },
-    concurrency: { type: "string", default: "32" },
-    "no-plain": { type: "boolean", default: false },
-    "timeout-s": { type: "string", default: "7200" },
-    cluster: { type: "boolean", default: false },
-  },
-});
+const USAGE =
+  "usage: bench:e2e [-- --rows N --workers 1,2,3 --concurrency C --no-plain --cluster --cpu-prof DIR]\n" +
+  "  --rows N         rows in the generated sheet (default 100000)\n" +
+  "  --workers LIST   worker process counts, one whole run each (default 1)\n" +
+  "  --concurrency C  WORKER_CONCURRENCY of each worker (default 32)\n" +
+  "  --no-plain       skip the bare undici loop (and the ratio)\n" +
+  "  --cluster        a private 3-master Redis Cluster instead of one redis-server\n" +
+  "  --cpu-prof DIR   V8 CPU profiles of serve and each worker, written into DIR when they stop\n" +
+  "  --timeout-s S    give up after S seconds (default 7200)\n";
+
+function parseBenchArgs() {
+  try {
+    return parseArgs({
+      options: {
+        rows: { type: "string", default: "100000" },
+        workers: { type: "string", default: "1" },
+        concurrency: { type: "string", default: "32" },
+        "no-plain": { type: "boolean", default: false },
+        "timeout-s": { type: "string", default: "7200" },
+        cluster: { type: "boolean", default: false },
+        "cpu-prof": { type: "string" },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+  } catch (err) {
+    // An unknown option or a missing value: say which, with the usage, not a stack trace.
+    process.stderr.write(`${(err as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
+const { values } = parseBenchArgs();
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 const ROWS = Number(values.rows);
 const CONCURRENCY = Number(values.concurrency);
 const WORKER_COUNTS = String(values.workers)
@@ -60,9 +87,7 @@ if (
   CONCURRENCY < 1 ||
   WORKER_COUNTS.some((w) => !Number.isInteger(w) || w < 1 || w > 8)
 ) {
-  process.stderr.write(
-    "usage: bench:e2e [-- --rows N --workers 1,2,3 --concurrency C --no-plain --cluster]\n",
-  );
+  process.stderr.write(USAGE);
   process.exit(2);
 }
 
@@ -125,7 +150,11 @@ async function runOnce(workerCount: number, plainRate: number | undefined): Prom
       WORKER_CONCURRENCY: String(CONCURRENCY),
       LOG_LEVEL: "info",
     };
-    const serve = startPayouts("serve", ["serve", "--port", "0"], env);
+    // Profiles only for the processes this tool runs per row (not the sandbox or submit).
+    const profile = values["cpu-prof"]
+      ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(values["cpu-prof"])}`]
+      : [];
+    const serve = startPayouts("serve", ["serve", "--port", "0"], env, undefined, profile);
     procs.push(serve);
     const serveUrl = await waitForOutput(serve, /listening on (http\S+)/);
     const setup = startPayouts("webhook", ["webhook", "setup", "--url", `${serveUrl}/webhooks/payouts`], env);
@@ -149,13 +178,24 @@ async function runOnce(workerCount: number, plainRate: number | undefined): Prom
       }
     };
     const workers = Array.from({ length: workerCount }, (_, i) =>
-      startPayouts(`worker-${i + 1}`, ["worker", "--concurrency", String(CONCURRENCY)], env, onWorkerLine),
+      startPayouts(
+        `worker-${i + 1}`,
+        ["worker", "--concurrency", String(CONCURRENCY)],
+        env,
+        onWorkerLine,
+        profile,
+      ),
     );
     procs.push(...workers);
     await sleep(1500);
     const before = Number(/used_memory:(\d+)/.exec(await probe.info("memory"))?.[1] ?? 0);
     const countsBefore = await requestCounts(sandbox);
 
+    const commandsBefore = commandCalls(await probe.info("commandstats"));
+    const cpuBefore = await Promise.all([
+      ...procs.map((p) => cpuSecondsOf(p.child.pid)),
+      cpuSecondsOf(redis.pid),
+    ]);
     const t0 = performance.now();
     const submit = startPayouts("submit", ["submit", sheet], env);
     let submitPeak = 0;
@@ -189,6 +229,11 @@ async function runOnce(workerCount: number, plainRate: number | undefined): Prom
       if (Date.now() > deadline) throw new Error("the batch did not finish in time");
       await sleep(500);
     }
+    const commandsAfter = commandCalls(await probe.info("commandstats"));
+    const cpuAfter = await Promise.all([
+      ...procs.map((p) => cpuSecondsOf(p.child.pid)),
+      cpuSecondsOf(redis.pid),
+    ]);
     const totalMs = finishedAt! - t0;
     const rowsPerSec = (ROWS / totalMs) * 1000;
     const progress = await store.progress(batchId!);
@@ -235,6 +280,23 @@ async function runOnce(workerCount: number, plainRate: number | undefined): Prom
       `rss:      ${rss.map((r) => `${r.name} ${mb(r.peak)}`).join(", ")}   ` +
         `target < 300 MB each: ${mark(rss.every((r) => r.peak < 300 * 1024 * 1024))}`,
     );
+    const perRowCalls = [...commandsAfter]
+      .map(([cmd, n]) => [cmd, (n - (commandsBefore.get(cmd) ?? 0)) / ROWS] as const)
+      .sort((a, b) => b[1] - a[1]);
+    say(
+      `commands: ${perRowCalls.reduce((sum, [, n]) => sum + n, 0).toFixed(1)} Redis commands per row: ${perRowCalls
+        .slice(0, 8)
+        .map(([cmd, n]) => `${cmd} ${n.toFixed(2)}`)
+        .join(", ")}`,
+    );
+    // CPU per 1,000 rows from submit to the end (the load of other processes on the machine does not
+    // inflate it the way it inflates wall time).
+    const cpuNames = [...procs.map((p) => p.name), "redis-server"];
+    say(
+      `cpu:      per 1,000 rows ${cpuNames
+        .map((name, i) => `${name} ${(((cpuAfter[i]! - cpuBefore[i]!) / ROWS) * 1000).toFixed(2)} s`)
+        .join(", ")}`,
+    );
     const share = writeMs / (totalMs * workerCount);
     say(
       `results:  ${writes} result-file writes, ${(writeMs / 1000).toFixed(1)} s = ${(share * 100).toFixed(1)}% of the workers' time`,
@@ -250,6 +312,13 @@ async function runOnce(workerCount: number, plainRate: number | undefined): Prom
     await redis.stop();
     await rm(dataDir, { recursive: true, force: true });
   }
+}
+
+/** Calls per command from INFO commandstats (`cmdstat_evalsha:calls=12,...`). */
+function commandCalls(info: string): Map<string, number> {
+  const calls = new Map<string, number>();
+  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(m[1]!, Number(m[2]));
+  return calls;
 }
 
 interface BenchRedis {

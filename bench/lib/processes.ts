@@ -22,14 +22,18 @@ export interface Proc {
   peakRss: number;
 }
 
-/** Starts `payouts <args>`; `onLine` sees every line (JSON logs too); plain stdout text is collected. */
+/**
+ * Starts `payouts <args>`; `onLine` sees every line (JSON logs too); plain stdout text is collected.
+ * `nodeArgs` go to node itself (e.g. `--cpu-prof`, which NODE_OPTIONS does not accept).
+ */
 export function startPayouts(
   name: string,
   args: readonly string[],
   env: NodeJS.ProcessEnv,
   onLine?: (line: string) => void,
+  nodeArgs: readonly string[] = [],
 ): Proc & { stdout: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [PAYOUTS_BIN, ...args], {
+  const child = spawn(process.execPath, [...nodeArgs, PAYOUTS_BIN, ...args], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -79,6 +83,25 @@ export async function peakRssOf(pid: number | undefined): Promise<number> {
     return 0;
   }
 }
+
+/**
+ * CPU time a live process has used so far (user + system, seconds), from /proc/<pid>/stat; 0 when it
+ * is gone or not Linux. On a shared machine this says more about the cost per row than wall time.
+ */
+export async function cpuSecondsOf(pid: number | undefined): Promise<number> {
+  if (pid === undefined) return 0;
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may hold spaces) start at ")"; utime and stime are 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+/** USER_HZ: 100 on every Linux we run on. */
+const CLOCK_TICKS = 100;
 
 export async function samplePeak(proc: Proc): Promise<void> {
   proc.peakRss = Math.max(proc.peakRss, await peakRssOf(proc.child.pid));

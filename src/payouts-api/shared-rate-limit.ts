@@ -13,6 +13,11 @@
  *   the ceiling.
  *
  * The state expires after an hour idle, so a new run starts at the ceiling.
+ *
+ * One script call hands out several slots at once: every request of this process waiting for one,
+ * plus a few more for what this process used in the last `leaseMs` (so a busy worker asks Redis a few
+ * dozen times a second, not once per request). Slots not used within `leaseMs` are dropped, never
+ * saved up, and a 429 drops them at once: the rate over any window stays what the schedule allowed.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { RedisClient } from "../redis/index.js";
@@ -38,6 +43,11 @@ export interface SharedRateLimiterOptions {
   burstMs?: number;
   /** Called when Redis fails: the request then goes without waiting (the service still says 429). */
   onError?: (err: unknown) => void;
+  /**
+   * How long slots taken ahead stay usable, and how much of this process's recent use is taken ahead
+   * (its requests of the last second × leaseMs / 1000). Default 50 ms; 0 takes one slot per request.
+   */
+  leaseMs?: number;
 }
 
 export interface SharedRateLimiter extends RequestLimiter {
@@ -65,7 +75,8 @@ end
 `;
 
 /**
- * KEYS: state. ARGV: ceiling, min, burst ms. Returns 0 (go) or the ms to wait before asking again.
+ * KEYS: state. ARGV: ceiling, min, burst ms, slots wanted. Returns {0, slots granted (1 to wanted)} or
+ * {ms to wait before asking again, 0}. Slots go only as far as the burst allows, as one by one would.
  */
 const ACQUIRE = `${NOW}${WINDOW}
 local ceiling = tonumber(ARGV[1])
@@ -75,7 +86,7 @@ local tat = tonumber(st[2]) or now
 local paused = tonumber(st[3]) or 0
 local changed = tonumber(st[4]) or now
 if rate > ceiling then rate = ceiling end
-if now < paused then return paused - now end
+if now < paused then return {paused - now, 0} end
 if rate < ceiling and now - changed >= 1000 then
   rate = math.min(ceiling, rate + math.max(1, math.ceil(rate * 0.05)))
   changed = now
@@ -84,10 +95,12 @@ if tat < now then tat = now end
 local burst = tonumber(ARGV[3])
 redis.call('HSET', KEYS[1], 'rate', rate, 'changedAt', changed)
 redis.call('PEXPIRE', KEYS[1], 3600000)
-if tat - now > burst then return math.ceil(tat - now - burst) end
-redis.call('HSET', KEYS[1], 'tat', tat + 1000 / rate)
-redis.call('HINCRBY', KEYS[1], 'cnt', 1)
-return 0
+if tat - now > burst then return {math.ceil(tat - now - burst), 0} end
+local want = tonumber(ARGV[4]) or 1
+local n = math.max(1, math.min(want, math.floor((now + burst - tat) * rate / 1000) + 1))
+redis.call('HSET', KEYS[1], 'tat', tat + n * 1000 / rate)
+redis.call('HINCRBY', KEYS[1], 'cnt', n)
+return {0, n}
 `;
 
 /** KEYS: state. ARGV: ceiling, min, retry-after ms. Returns the new rate. */
@@ -114,6 +127,10 @@ redis.call('PEXPIRE', KEYS[1], 3600000)
 return rate
 `;
 
+export const DEFAULT_LEASE_MS = 50;
+/** At most this many slots are taken ahead in one call. */
+const MAX_AHEAD = 64;
+
 export function createSharedRateLimiter(options: SharedRateLimiterOptions): SharedRateLimiter {
   const { redis } = options;
   const key = `${options.prefix}:ratelimit`;
@@ -127,22 +144,99 @@ export function createSharedRateLimiter(options: SharedRateLimiterOptions): Shar
   if (!commands[acquireCmd]) redis.defineCommand(acquireCmd, { numberOfKeys: 1, lua: ACQUIRE });
   if (!commands[limitedCmd]) redis.defineCommand(limitedCmd, { numberOfKeys: 1, lua: RATE_LIMITED });
 
-  return {
-    async acquire(signal) {
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  /** Slots granted and not used yet, usable until `slotsUntil` (Date.now ms). */
+  let slots = 0;
+  let slotsUntil = 0;
+  /** Requests of this process in the current and the previous second (sizes the slots taken ahead). */
+  let usedSecond = 0;
+  let usedThisSecond = 0;
+  let usedLastSecond = 0;
+  const waiters: Array<{ resolve: () => void; reject: (err: unknown) => void }> = [];
+  let asking = false;
+
+  const use = (now: number): void => {
+    const second = Math.floor(now / 1000);
+    if (second !== usedSecond) {
+      usedLastSecond = second === usedSecond + 1 ? usedThisSecond : 0;
+      usedThisSecond = 0;
+      usedSecond = second;
+    }
+    usedThisSecond++;
+  };
+
+  const takeSlot = (): boolean => {
+    const now = Date.now();
+    if (slots > 0 && now < slotsUntil) {
+      slots--;
+      use(now);
+      return true;
+    }
+    slots = 0;
+    return false;
+  };
+
+  /** One script call at a time, for every waiting request (and a few ahead). */
+  async function ask(): Promise<void> {
+    if (asking || waiters.length === 0) return;
+    asking = true;
+    try {
       for (;;) {
-        let waitMs: number;
+        while (waiters.length > 0 && takeSlot()) waiters.shift()!.resolve();
+        if (waiters.length === 0) return;
+        const ahead = leaseMs > 0 ? Math.min(MAX_AHEAD, Math.ceil((usedLastSecond * leaseMs) / 1000)) : 0;
+        let answer: unknown;
         try {
-          waitMs = Number(await commands[acquireCmd]!(key, ceiling, min, burst));
+          answer = await commands[acquireCmd]!(key, ceiling, min, burst, waiters.length + ahead);
         } catch (err) {
           options.onError?.(err);
+          // Redis is out: these requests go without waiting (the service still says 429).
+          for (const w of waiters.splice(0)) w.resolve();
           return;
         }
-        if (waitMs <= 0) return;
+        const [waitMs = 0, granted = 0] = Array.isArray(answer) ? answer.map(Number) : [Number(answer), 0];
+        if (granted > 0) {
+          slots = granted;
+          slotsUntil = Date.now() + Math.max(leaseMs, 1);
+          continue;
+        }
         // A little jitter, so waiting processes do not all ask again in the same millisecond.
-        await sleep(waitMs + Math.floor(Math.random() * 5), undefined, signal ? { signal } : {});
+        await sleep(Math.max(1, waitMs || 0) + Math.floor(Math.random() * 5));
       }
+    } catch (err) {
+      // Never leave a request waiting on a limiter that broke: it goes (the service still says 429).
+      options.onError?.(err);
+      for (const w of waiters.splice(0)) w.resolve();
+    } finally {
+      asking = false;
+    }
+  }
+
+  return {
+    acquire(signal) {
+      if (signal?.aborted) return Promise.reject(signal.reason);
+      if (waiters.length === 0 && takeSlot()) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const waiter = {
+          resolve: () => {
+            signal?.removeEventListener("abort", onAbort);
+            resolve();
+          },
+          reject,
+        };
+        const onAbort = () => {
+          const i = waiters.indexOf(waiter);
+          if (i >= 0) waiters.splice(i, 1);
+          reject(signal?.reason);
+        };
+        signal?.addEventListener("abort", onAbort, { once: true });
+        waiters.push(waiter);
+        void ask();
+      });
     },
     rateLimited(retryAfterMs) {
+      // Slots taken ahead were counted before the service said no: drop them, ask again after the pause.
+      slots = 0;
       const wait = String(Math.max(1, Math.round(retryAfterMs ?? 1000)));
       commands[limitedCmd]!(key, ceiling, min, wait).catch((err: unknown) => options.onError?.(err));
     },

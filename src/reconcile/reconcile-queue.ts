@@ -42,9 +42,12 @@ function safeIdPart(value: string): string {
  * How long a webhook's look at a payment waits, gathering the payment's other deliveries: a payment's
  * `created`, `in-progress` and final events often come within seconds, and one GET after the last of
  * them tells as much as three. Only latency is traded: a delivery is never dropped (see
- * {@link reconcileJobOptions}).
+ * {@link reconcileJobOptions}). 5 s: the sandbox settles a payment 4.5 s after it was created (1.5 s
+ * to in-progress, 3 s more to final), so a 4 s wait looked just before the final event and a second
+ * GET followed for most rows (bench:e2e: 1.33-1.47 GETs per row); the last rows of a batch wait about
+ * as long either way (their final event came after 4.5 s anyway).
  */
-export const DEFAULT_RECONCILE_DEBOUNCE_MS = 4_000;
+export const DEFAULT_RECONCILE_DEBOUNCE_MS = 5_000;
 
 /**
  * One look per payment at a time, whatever asked for it (a delivery or the sweep): BullMQ's
@@ -85,50 +88,68 @@ export interface ReconcileEnqueuer {
 }
 
 /**
- * Queues reconcile jobs, gathering the requests of one event-loop turn into one `addBulk`: under a
- * burst of deliveries that turns hundreds of Redis round trips into a few (the receiver's throughput
- * target). Each caller still learns whether its own job was stored.
+ * Queues reconcile jobs, gathering requests into one `addBulk`: while one `addBulk` is on its way to
+ * Redis, the requests that come in wait and go together in the next (none waits when nothing is under
+ * way). A delivery is one HTTP request, so gathering per event-loop turn left about one job per
+ * `addBulk` under load; this gathers as many as arrive during a round trip. Requests for the same
+ * payment (and origin) that wait together become one job: it is stored after all of them arrived, so
+ * its GET sees whatever any of them announced. Each caller still learns whether its job was stored.
  */
 export function reconcileEnqueuer(
   queue: Queue<ReconcileJobData>,
   maxBatch = 500,
   debounceMs: number = DEFAULT_RECONCILE_DEBOUNCE_MS,
 ): ReconcileEnqueuer {
-  let pending: { data: ReconcileJobData; resolve: () => void; reject: (err: unknown) => void }[] = [];
-  let scheduled = false;
+  interface Waiter {
+    resolve: () => void;
+    reject: (err: unknown) => void;
+  }
+  /** Requests not sent yet, by payment and origin (Map order: first come, first sent). */
+  let pending = new Map<string, { data: ReconcileJobData; waiters: Waiter[] }>();
+  let inFlight = 0;
 
-  const flush = (): void => {
-    scheduled = false;
-    while (pending.length > 0) {
-      const batch = pending.slice(0, maxBatch);
-      pending = pending.slice(maxBatch);
-      queue
-        .addBulk(
+  const send = (batch: { data: ReconcileJobData; waiters: Waiter[] }[]): void => {
+    inFlight++;
+    Promise.resolve()
+      .then(() =>
+        queue.addBulk(
           batch.map(({ data }) => ({
             name: data.kind,
             data,
             opts: data.kind === "payment" ? reconcileJobOptions(data, debounceMs) : RECONCILE_JOB_OPTIONS,
           })),
-        )
-        .then(
-          () => {
-            for (const p of batch) p.resolve();
-          },
-          (err: unknown) => {
-            for (const p of batch) p.reject(err);
-          },
-        );
-    }
+        ),
+      )
+      .then(
+        () => {
+          for (const entry of batch) for (const w of entry.waiters) w.resolve();
+        },
+        (err: unknown) => {
+          for (const entry of batch) for (const w of entry.waiters) w.reject(err);
+        },
+      )
+      .finally(() => {
+        inFlight--;
+        flush();
+      });
   };
+
+  function flush(): void {
+    if (inFlight > 0 || pending.size === 0) return;
+    const entries = [...pending.values()];
+    pending = new Map();
+    for (let i = 0; i < entries.length; i += maxBatch) send(entries.slice(i, i + maxBatch));
+  }
 
   return {
     enqueue(data) {
       return new Promise<void>((resolve, reject) => {
-        pending.push({ data, resolve, reject });
-        if (!scheduled) {
-          scheduled = true;
-          setImmediate(flush);
-        }
+        const key = data.kind === "payment" ? `${data.origin}|${data.paymentId}` : `${Math.random()}`;
+        const entry = pending.get(key);
+        if (entry) entry.waiters.push({ resolve, reject });
+        else pending.set(key, { data, waiters: [{ resolve, reject }] });
+        // Nothing under way: go at the end of this turn (requests of the same turn go together).
+        if (inFlight === 0 && pending.size === 1 && !entry) setImmediate(flush);
       });
     },
   };
