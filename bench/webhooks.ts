@@ -18,6 +18,7 @@ import { createPayoutsClient } from "../src/payouts-api/index.js";
 import { connectRedis } from "../src/pipeline/index.js";
 import { createReconcileQueue } from "../src/reconcile/index.js";
 import { startServer, WEBHOOK_PATH } from "../src/server/index.js";
+import { cpuSecondsOf } from "./lib/processes.js";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const SECRET = "whsec_bench_only_not_a_secret";
@@ -127,6 +128,7 @@ async function main(): Promise<void> {
     }),
   );
 
+  const cpuBefore = await cpuSecondsOf(child.pid);
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -134,6 +136,8 @@ async function main(): Promise<void> {
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  // The receiver's CPU per delivery: less noisy than throughput on a shared machine.
+  const cpuUs = (((await cpuSecondsOf(child.pid)) - cpuBefore) / total) * 1e6;
   await agent.close();
 
   const redis = connectRedis(REDIS_URL);
@@ -162,6 +166,7 @@ async function main(): Promise<void> {
       `  verified + queued   ${queued} jobs (${failures} non-202 answers)`,
       `  throughput          ${Math.round(rate)} deliveries/s (target >= 3000)`,
       `  latency p50 / p99   ${percentile(sorted, 50).toFixed(2)} ms / ${percentile(sorted, 99).toFixed(2)} ms`,
+      `  receiver CPU        ${cpuUs.toFixed(0)} µs per delivery`,
       "",
     ].join("\n"),
   );

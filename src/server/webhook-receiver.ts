@@ -68,21 +68,67 @@ function within<T>(ms: number, work: Promise<T>): Promise<T> {
 const DAY_SECONDS = 86_400;
 
 /**
- * Records a messageId in today's hash unless one of the hashes that may still hold it has it.
- * KEYS: today's hash, then the earlier days'. ARGV: the id, when today's hash expires (unix s).
- * Returns 1 when the id is new.
+ * Records messageIds in today's hash unless one of the hashes that may still hold them has them.
+ * KEYS: today's hash, then the earlier days'. ARGV: when today's hash expires (unix s), then the ids.
+ * Returns one number per id: 1 when it is new (an id given twice is new only the first time).
  */
 const SEEN_FIRST = defineLuaScript(
-  "webhookSeenFirst",
+  "webhookSeenFirstMany",
   `
-for i = 1, #KEYS do
-  if redis.call('HEXISTS', KEYS[i], ARGV[1]) == 1 then return 0 end
+local out = {}
+for j = 2, #ARGV do
+  local new = 1
+  for i = 1, #KEYS do
+    if redis.call('HEXISTS', KEYS[i], ARGV[j]) == 1 then new = 0 break end
+  end
+  if new == 1 then redis.call('HSET', KEYS[1], ARGV[j], '1') end
+  out[j - 1] = new
 end
-redis.call('HSET', KEYS[1], ARGV[1], '1')
-redis.call('EXPIREAT', KEYS[1], ARGV[2])
-return 1
+redis.call('EXPIREAT', KEYS[1], ARGV[1])
+return out
 `,
 );
+
+/**
+ * The dedupe check of many deliveries in one script call: while one call is on its way to Redis, the
+ * deliveries that come in wait and go together in the next (none waits when nothing is under way).
+ * Each delivery was one Redis write and read; under a burst they share one.
+ */
+function seenFirstGatherer(redis: RedisClient, prefix: string, ttl: number, maxBatch = 500) {
+  let pending: { field: string; resolve: (first: boolean) => void; reject: (err: unknown) => void }[] = [];
+  let inFlight = false;
+
+  function flush(): void {
+    if (inFlight || pending.length === 0) return;
+    const batch = pending.slice(0, maxBatch);
+    pending = pending.slice(batch.length);
+    inFlight = true;
+    const buckets = dedupeBuckets(prefix, Date.now(), ttl);
+    Promise.resolve()
+      .then(() =>
+        runScript(redis, SEEN_FIRST, buckets.keys, [buckets.expireAt, ...batch.map((p) => p.field)]),
+      )
+      .then(
+        (answer) => {
+          const firsts = answer as number[];
+          batch.forEach((p, i) => p.resolve(Number(firsts[i]) === 1));
+        },
+        (err: unknown) => {
+          for (const p of batch) p.reject(err);
+        },
+      )
+      .finally(() => {
+        inFlight = false;
+        flush();
+      });
+  }
+
+  return (field: string): Promise<boolean> =>
+    new Promise((resolve, reject) => {
+      pending.push({ field, resolve, reject });
+      if (!inFlight && pending.length === 1) setImmediate(flush);
+    });
+}
 
 /** The day hashes a messageId seen within `ttl` seconds of `nowMs` may be in, today's first. */
 export function dedupeBuckets(
@@ -107,6 +153,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions) {
   const ttl = options.dedupeTtlSeconds ?? DEFAULT_DEDUPE_TTL_SECONDS;
   const storeTimeoutMs = options.storeTimeoutMs ?? 3_000;
   if (!secret) throw new TypeError("createWebhookReceiver: the signing secret is empty");
+  const seenFirst = seenFirstGatherer(redis, prefix, ttl);
 
   /** Handles one delivery's raw bytes and signature header; never throws. */
   return async function receive(
@@ -133,13 +180,9 @@ export function createWebhookReceiver(options: WebhookReceiverOptions) {
     const messageId = parsed.known ? parsed.delivery.messageId : parsed.messageId;
     const event = parsed.known ? parsed.delivery.event : parsed.event;
     const field = dedupeField(messageId);
-    const buckets = dedupeBuckets(prefix, Date.now(), ttl);
     try {
-      const first = await within(
-        storeTimeoutMs,
-        runScript(redis, SEEN_FIRST, buckets.keys, [field, buckets.expireAt]),
-      );
-      if (Number(first) !== 1) return { status: 200, outcome: "duplicate", body: { status: "duplicate" } };
+      const first = await within(storeTimeoutMs, seenFirst(field));
+      if (!first) return { status: 200, outcome: "duplicate", body: { status: "duplicate" } };
     } catch (err) {
       logger?.error({ err: (err as Error).message }, "webhook dedupe store unavailable");
       return { status: 503, outcome: "unavailable", body: { error: "temporarily unavailable" } };
@@ -165,8 +208,10 @@ export function createWebhookReceiver(options: WebhookReceiverOptions) {
         }),
       );
     } catch (err) {
-      // Forget the delivery so the service's retry is not taken for a duplicate.
-      await redis.hdel(buckets.keys[0]!, field).catch(() => undefined);
+      // Forget the delivery so the service's retry is not taken for a duplicate (it was recorded in
+      // today's hash, or in yesterday's if its check went out before midnight: forget it in both).
+      const { keys } = dedupeBuckets(prefix, Date.now(), ttl);
+      await Promise.all(keys.slice(0, 2).map((key) => redis.hdel(key, field).catch(() => undefined)));
       logger?.error({ err: (err as Error).message, messageId }, "could not queue a reconcile job");
       return { status: 503, outcome: "unavailable", body: { error: "temporarily unavailable" } };
     }

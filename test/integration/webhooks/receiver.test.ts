@@ -154,6 +154,23 @@ describe("POST /webhooks/payouts", () => {
     expect(await redis.ttl(day!)).toBeGreaterThanOrEqual(7 * 24 * 3600 - 60);
   });
 
+  it("under a burst, checks deliveries together: each duplicate once answered duplicate, every payment queued", async () => {
+    // 40 deliveries at once for 20 payments of 2 deliveries each, every delivery sent twice.
+    const bodies = Array.from({ length: 40 }, (_, i) =>
+      delivery({ id: `pay_burst_${i % 20}`, messageId: `msg_burst_${i}` }),
+    );
+    const answers = await Promise.all(
+      [...bodies, ...bodies].map((body) => post(body, signWebhookBody(SECRET, body))),
+    );
+    expect(answers.filter((a) => a.status === 202)).toHaveLength(40);
+    expect(
+      answers.filter((a) => a.status === 200 && (a.json as { status: string }).status === "duplicate"),
+    ).toHaveLength(40);
+    const ids = (await queuedJobs()).map((j) => (j.kind === "payment" ? j.paymentId : j.kind));
+    // No payment is left without its look (two deliveries of one payment may share one job).
+    expect(new Set(ids)).toEqual(new Set(Array.from({ length: 20 }, (_, i) => `pay_burst_${i}`)));
+  });
+
   it("acknowledges account and limitation events and unknown event types without queueing a job", async () => {
     for (const event of ["api.account.updated", "api.limitation.updated", "api.brand.new"]) {
       const body = delivery({ event, id: "acct_vendor_ach" });
