@@ -111,7 +111,7 @@ function seenFirstGatherer(redis: RedisClient, prefix: string, ttl: number, maxB
       .then(
         (answer) => {
           const firsts = answer as number[];
-          batch.forEach((p, i) => p.resolve(Number(firsts[i]) === 1));
+          for (const [i, p] of batch.entries()) p.resolve(Number(firsts[i]) === 1);
         },
         (err: unknown) => {
           for (const p of batch) p.reject(err);
