@@ -71,26 +71,13 @@ describe("the reconcile enqueuer", () => {
     });
     // Debounce 0: each job is ready at once, so the second must be a job of its own, not lost.
     const enqueuer = reconcileEnqueuer(queue, 500, 0);
-    const first = enqueuer.enqueue({
-      kind: "payment",
-      paymentId: "pay_a",
-      origin: "webhook",
-      messageId: "1",
-    });
+    const look = (paymentId: string, messageId: string) =>
+      enqueuer.enqueue({ kind: "payment", paymentId, origin: "webhook", messageId });
+    const first = look("pay_a", "1");
     await sleep(20);
     expect(addBulk).toHaveBeenCalledTimes(1);
-    const second = enqueuer.enqueue({
-      kind: "payment",
-      paymentId: "pay_b",
-      origin: "webhook",
-      messageId: "2",
-    });
-    const third = enqueuer.enqueue({
-      kind: "payment",
-      paymentId: "pay_a",
-      origin: "webhook",
-      messageId: "3",
-    });
+    const second = look("pay_b", "2");
+    const third = look("pay_a", "3");
     await sleep(20);
     // Gathered while the first store is under way.
     expect(addBulk).toHaveBeenCalledTimes(1);
