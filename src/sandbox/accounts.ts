@@ -196,13 +196,9 @@ export function deleteAccount(
   const stored = storedAccountOf(state, entityId, id);
   const p = state.payments.oldestOpenPaymentOf(id);
   if (p) {
-    throw conflict(
-      "ACCOUNT_IN_USE",
-      `account ${id} is used by payment ${p.id}, which is ${p.payment.status}`,
-      {
-        paymentId: p.id,
-      },
-    );
+    throw conflict("ACCOUNT_IN_USE", `account ${id} is used by payment ${p.id}, which is ${p.status}`, {
+      paymentId: p.id,
+    });
   }
   state.accounts.delete(id);
   state.emit("api.account.deleted", {

@@ -14,6 +14,11 @@ export interface Reply {
   headers?: Record<string, string>;
   /** Runs after the latency fault, just before the response is written (idempotency completion). */
   beforeSend?: (reply: Reply) => void;
+  /**
+   * What an idempotency record keeps instead of `body` (a created payment, whose replay is rendered
+   * from it as created), so a record costs no copy of the response.
+   */
+  remember?: unknown;
   /** Destroy the connection instead of answering (dropAfterStore fault). */
   drop?: boolean;
 }

@@ -11,16 +11,27 @@ export const REUSED_KEYS_LISTED = 100;
 
 export interface StoredResponse {
   status: number;
+  /** What the caller kept (idempotent-request.ts renders a kept payment as created). */
   body: unknown;
 }
 
-interface IdempotencyRecord {
-  fingerprint: string;
-  inFlight: boolean;
-  /** Released after a server error: any request may claim the key again (kept as reuse evidence). */
-  released?: boolean;
-  response?: StoredResponse;
-  expiresAtMs: number;
+const IN_FLIGHT = 0;
+const DONE = 1;
+/** Released after a server error: any request may claim the key again (kept as reuse evidence). */
+const RELEASED = 2;
+
+/** One key's record: a flat object (no nested response), one per payment created. */
+class IdempotencyRecord {
+  state: typeof IN_FLIGHT | typeof DONE | typeof RELEASED = IN_FLIGHT;
+  status = 0;
+  body: unknown = undefined;
+  constructor(
+    /** The partner's records, which this record is in under `key` until it is swept or claimed again. */
+    readonly partner: Map<string, IdempotencyRecord>,
+    readonly key: string,
+    readonly fingerprint: string,
+    readonly expiresAtMs: number,
+  ) {}
 }
 
 export type ClaimResult =
@@ -41,25 +52,29 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
-/** What makes two requests "the same": route, entity and canonical body. */
+/**
+ * What makes two requests "the same": route, entity and canonical body. The first 128 bits of a
+ * SHA-256 (22 base64 characters), kept for every key for its retention.
+ */
 export function requestFingerprint(parts: { route: string; entityId: string; body: unknown }): string {
   return createHash("sha256")
     .update(`${parts.route}\n${parts.entityId}\n${canonicalJson(parts.body)}`)
-    .digest("base64");
+    .digest()
+    .toString("base64", 0, 16);
 }
 
 export class IdempotencyStore {
-  private readonly records = new Map<string, IdempotencyRecord>();
+  /** Partner (a short hash of its API key, so the key itself is not kept) → key → record. */
+  private readonly partners = new Map<string, Map<string, IdempotencyRecord>>();
   /**
    * Expiry queue in claim order (every record has the same TTL, so the oldest expiry is first): a
-   * sweep pops expired entries from the head and stops at the first live one, O(1) amortised per
-   * claim. An entry whose record was claimed again since is stale and only popped.
+   * sweep pops expired records from the head and stops at the first live one, O(1) amortised per
+   * claim. A record whose key was claimed again since is stale and only popped.
    */
-  private queueSlots: string[] = [];
-  private queueExpiry: number[] = [];
+  private queue: IdempotencyRecord[] = [];
   private queueHead = 0;
   private inFlight = 0;
-  /** Slots seen with two different requests, and the first few keys, for `GET /_sandbox/stats`. */
+  /** Keys seen with two different requests, and the first few, for `GET /_sandbox/stats`. */
   private readonly reusedSlots = new Set<string>();
   private readonly reusedKeysListed: string[] = [];
 
@@ -71,54 +86,63 @@ export class IdempotencyStore {
   /** The last partner's short hash, so a create does not hash the API key twice (the state holds the key anyway). */
   private lastPartner: { key: string; hash: string } | undefined;
 
-  private slot(partnerKey: string, key: string): string {
-    // The partner is identified by a hash of its API key so the key itself is not kept as a map key.
+  private partnerHash(partnerKey: string): string {
     if (this.lastPartner?.key !== partnerKey) {
       const hash = createHash("sha256").update(partnerKey).digest("hex").slice(0, 16);
       this.lastPartner = { key: partnerKey, hash };
     }
-    const hash = this.lastPartner.hash;
-    return `${hash}:${key}`;
+    return this.lastPartner.hash;
+  }
+
+  private recordsOf(partnerKey: string): Map<string, IdempotencyRecord> {
+    const hash = this.partnerHash(partnerKey);
+    let records = this.partners.get(hash);
+    if (!records) {
+      records = new Map();
+      this.partners.set(hash, records);
+    }
+    return records;
   }
 
   claim(partnerKey: string, key: string, fingerprint: string): ClaimResult {
-    const slot = this.slot(partnerKey, key);
-    const existing = this.records.get(slot);
+    const records = this.recordsOf(partnerKey);
+    const existing = records.get(key);
     const now = this.now();
     if (existing && existing.expiresAtMs > now) {
-      if (existing.fingerprint !== fingerprint) this.noteReuse(slot, key);
-      if (!existing.released) {
+      if (existing.fingerprint !== fingerprint) this.noteReuse(partnerKey, key);
+      if (existing.state !== RELEASED) {
         if (existing.fingerprint !== fingerprint) return { kind: "mismatch" };
-        if (existing.inFlight || !existing.response) return { kind: "in-progress" };
-        return { kind: "replay", response: existing.response };
+        if (existing.state === IN_FLIGHT) return { kind: "in-progress" };
+        return { kind: "replay", response: { status: existing.status, body: existing.body } };
       }
     }
     this.sweep();
-    if (existing?.inFlight) this.inFlight--;
-    const expiresAtMs = now + this.ttlMs;
-    this.records.set(slot, { fingerprint, inFlight: true, expiresAtMs });
-    this.queueSlots.push(slot);
-    this.queueExpiry.push(expiresAtMs);
+    if (existing?.state === IN_FLIGHT) this.inFlight--;
+    const record = new IdempotencyRecord(records, key, fingerprint, now + this.ttlMs);
+    records.set(key, record);
+    this.queue.push(record);
     this.inFlight++;
     return { kind: "claimed" };
   }
 
-  complete(partnerKey: string, key: string, response: StoredResponse): void {
-    const record = this.records.get(this.slot(partnerKey, key));
+  /** Stores the answer to replay: its status and what the caller keeps of its body. */
+  complete(partnerKey: string, key: string, status: number, body: unknown): void {
+    const record = this.recordsOf(partnerKey).get(key);
     if (!record) return;
-    if (record.inFlight) this.inFlight--;
-    record.inFlight = false;
-    record.response = response;
+    if (record.state === IN_FLIGHT) this.inFlight--;
+    record.state = DONE;
+    record.status = status;
+    record.body = body;
   }
 
   /** Forget a claim's response, which must not be replayed (a server error); any request may claim the key again. */
   release(partnerKey: string, key: string): void {
-    const record = this.records.get(this.slot(partnerKey, key));
+    const record = this.recordsOf(partnerKey).get(key);
     if (!record) return;
-    if (record.inFlight) this.inFlight--;
-    record.inFlight = false;
-    record.released = true;
-    delete record.response;
+    if (record.state === IN_FLIGHT) this.inFlight--;
+    record.state = RELEASED;
+    record.status = 0;
+    record.body = undefined;
   }
 
   inFlightCount(): number {
@@ -127,7 +151,9 @@ export class IdempotencyStore {
 
   /** Records currently kept (live or not yet swept). */
   size(): number {
-    return this.records.size;
+    let n = 0;
+    for (const records of this.partners.values()) n += records.size;
+    return n;
   }
 
   /** Distinct keys ever seen with two different requests, and the first `REUSED_KEYS_LISTED` of them. */
@@ -135,7 +161,8 @@ export class IdempotencyStore {
     return { count: this.reusedSlots.size, keys: [...this.reusedKeysListed] };
   }
 
-  private noteReuse(slot: string, key: string): void {
+  private noteReuse(partnerKey: string, key: string): void {
+    const slot = `${this.partnerHash(partnerKey)}:${key}`;
     if (this.reusedSlots.has(slot)) return;
     this.reusedSlots.add(slot);
     if (this.reusedKeysListed.length < REUSED_KEYS_LISTED) this.reusedKeysListed.push(key);
@@ -145,26 +172,21 @@ export class IdempotencyStore {
   sweep(): void {
     const now = this.now();
     let head = this.queueHead;
-    const slots = this.queueSlots;
-    const expiry = this.queueExpiry;
-    const end = slots.length; // entries pushed back below are looked at next time, not again now
-    while (head < end && (expiry[head] as number) <= now) {
-      const slot = slots[head] as string;
-      const at = expiry[head] as number;
+    const queue = this.queue;
+    const end = queue.length; // records pushed back below are looked at next time, not again now
+    while (head < end && (queue[head] as IdempotencyRecord).expiresAtMs <= now) {
+      const record = queue[head] as IdempotencyRecord;
       head++;
-      const record = this.records.get(slot);
-      if (!record || record.expiresAtMs !== at) continue;
-      if (record.inFlight) {
+      if (record.partner.get(record.key) !== record) continue;
+      if (record.state === IN_FLIGHT) {
         // Still being answered: look again on a later sweep.
-        slots.push(slot);
-        expiry.push(at);
+        queue.push(record);
         continue;
       }
-      this.records.delete(slot);
+      record.partner.delete(record.key);
     }
-    if (head > 1024 && head * 2 > slots.length) {
-      this.queueSlots = slots.slice(head);
-      this.queueExpiry = expiry.slice(head);
+    if (head > 1024 && head * 2 > queue.length) {
+      this.queue = queue.slice(head);
       head = 0;
     }
     this.queueHead = head;

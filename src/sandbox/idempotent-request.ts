@@ -8,6 +8,7 @@ import { HEADERS, IDEMPOTENCY_KEY_MAX } from "../payouts-api/wire-types.js";
 import { ApiError, badRequest, validationError } from "./errors.js";
 import { errorReply, header, parseJson, type Reply, type RequestContext } from "./http.js";
 import { requestFingerprint } from "./idempotency.js";
+import { StoredPayment } from "./payment-record.js";
 import type { SandboxState } from "./state.js";
 
 export interface IdempotentRoute {
@@ -42,6 +43,11 @@ function fingerprintBody(raw: Buffer): unknown {
   }
 }
 
+/** The body a replay sends: a stored payment as its create answered it, anything else as kept. */
+function replayBody(kept: unknown): unknown {
+  return kept instanceof StoredPayment ? kept.createdView() : kept;
+}
+
 export function idempotent(
   state: SandboxState,
   ctx: RequestContext,
@@ -74,7 +80,7 @@ export function idempotent(
     case "replay":
       return {
         status: claim.response.status,
-        body: claim.response.body,
+        body: replayBody(claim.response.body),
         headers: { "idempotent-replayed": "true" },
       };
     case "claimed":
@@ -94,7 +100,7 @@ export function idempotent(
     ...reply,
     beforeSend: (final) => {
       if (final.status >= 500) state.idempotency.release(ctx.apiKey, key);
-      else state.idempotency.complete(ctx.apiKey, key, { status: final.status, body: final.body });
+      else state.idempotency.complete(ctx.apiKey, key, final.status, final.remember ?? final.body);
     },
   };
 }

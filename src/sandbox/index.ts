@@ -167,9 +167,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
       const claim = state.idempotency.claim(apiKey, idempotencyKey, fingerprint);
       if (claim.kind !== "claimed") throw new Error(`Idempotency-Key ${idempotencyKey} is already used`);
       try {
-        const payment = createPayment(state, entityId, body, { onCreated: (s) => progression.track(s) });
-        state.idempotency.complete(apiKey, idempotencyKey, { status: 201, body: payment });
-        return payment;
+        const stored = createPayment(state, entityId, body, { onCreated: (s) => progression.track(s) });
+        state.idempotency.complete(apiKey, idempotencyKey, 201, stored);
+        return stored.toPayment();
       } catch (err) {
         state.idempotency.release(apiKey, idempotencyKey);
         throw err;

@@ -12,7 +12,7 @@
  */
 import type { PaymentStatus } from "../payouts-api/wire-types.js";
 import { type ListQuery, matchesCommonFilters } from "./pagination.js";
-import type { StoredPayment } from "./state.js";
+import type { StoredPayment } from "./payment-record.js";
 
 /** Negative when `a` lists after `b` (is older), as `newestFirst` reversed. */
 function compareAge(a: StoredPayment, b: StoredPayment): number {
@@ -160,7 +160,7 @@ export class PaymentStore {
   }
 
   add(stored: StoredPayment): void {
-    const p = stored.payment;
+    const p = stored;
     this.byId.set(stored.id, stored);
     if (stored.externalId !== undefined) this.byExternalId.set(stored.externalId, stored);
     addTo(this.byEntity, stored.entityId, stored);
@@ -177,7 +177,7 @@ export class PaymentStore {
 
   /** Moves a payment to `to`, keeping the indexes true. */
   setStatus(stored: StoredPayment, to: PaymentStatus): void {
-    const p = stored.payment;
+    const p = stored;
     const from = p.status;
     if (from === to) return;
     this.leaveStatus(from);
@@ -203,7 +203,6 @@ export class PaymentStore {
       if (before[k] !== v) addMetadata(this.byMetadata, k, v, stored);
     }
     stored.metadata = metadata;
-    stored.payment.metadata = metadata;
   }
 
   /** Whether the payee has a payment that is not failed or canceled ("paid before"). */
@@ -231,11 +230,10 @@ export class PaymentStore {
     const matches = (p: StoredPayment) =>
       p.entityId === filters.entityId &&
       matchesCommonFilters(p, q) &&
-      (filters.status === undefined || p.payment.status === filters.status) &&
+      (filters.status === undefined || p.status === filters.status) &&
       (filters.originatingAccountId === undefined ||
-        p.payment.originatingAccountId === filters.originatingAccountId) &&
-      (filters.receivingAccountId === undefined ||
-        p.payment.receivingAccountId === filters.receivingAccountId);
+        p.originatingAccountId === filters.originatingAccountId) &&
+      (filters.receivingAccountId === undefined || p.receivingAccountId === filters.receivingAccountId);
     // [lo, hi): the part of `list` inside the created[gte]/created[lte] bounds.
     let lo = q.createdGte === undefined ? 0 : boundByTime(list, q.createdGte, false);
     let hi = q.createdLte === undefined ? list.length : boundByTime(list, q.createdLte, true);
@@ -293,7 +291,7 @@ export class PaymentStore {
     if (!index) return;
     index.live--;
     if (index.list.length > 64 && index.list.length > 2 * index.live) {
-      index.list = index.list.filter((p) => p.payment.status === status);
+      index.list = index.list.filter((p) => p.status === status);
     }
   }
 

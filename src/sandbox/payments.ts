@@ -21,8 +21,9 @@ import { checkQuote, type FxPrice, hasRate, priceForeignAmount } from "./fx.js";
 import { newId } from "./ids.js";
 import { computeLimitations } from "./owners.js";
 import { type ListQuery, cursorOf as listCursorOf } from "./pagination.js";
+import { StoredPayment } from "./payment-record.js";
 import { fastPaymentEligibility, outcomeForAmount } from "./rules.js";
-import type { SandboxState, StoredPayment } from "./state.js";
+import type { SandboxState } from "./state.js";
 
 /** Chooses the payload shape by `deliveryPreference`, as the spec says, and validates it. */
 export function parsePaymentCreate(body: unknown): PaymentCreate {
@@ -172,13 +173,13 @@ export interface CreatePaymentOptions {
   onCreated(stored: StoredPayment): void;
 }
 
-/** Validates and stores a payment (201 body). */
+/** Validates and stores a payment (`toPayment()` is the 201 body). */
 export function createPayment(
   state: SandboxState,
   entityId: string,
   rawBody: unknown,
   opts: CreatePaymentOptions,
-): Payment {
+): StoredPayment {
   const body = parsePaymentCreate(rawBody);
   // A reused externalId is reported first, so a resubmitted row always learns which payment it made.
   if (body.externalId !== undefined) {
@@ -236,46 +237,32 @@ export function createPayment(
     rate = check.quote.price.usdToForeignRate;
   }
 
-  const nowMs = state.now();
-  const iso = new Date(nowMs).toISOString();
-  const id = newId("pay");
-  const payment: Payment = {
-    id,
-    status: "scheduled",
-    deliveryPreference: body.deliveryPreference,
-    amount: body.amount,
+  const stored = new StoredPayment({
+    id: newId("pay"),
+    seq: state.nextSeq(),
+    createdMs: state.now(),
+    entityId,
+    body,
     currency: decision.currency,
     originatingAccountId: originating.id,
     receivingAccountId: receiving.id,
-    ...(body.payerMemo !== undefined ? { payerMemo: body.payerMemo } : {}),
-    ...(body.recipientNote !== undefined ? { recipientNote: body.recipientNote } : {}),
-    ...(body.compliance ? { compliance: body.compliance } : {}),
-    ...(body.attachmentId ? { attachmentId: body.attachmentId } : {}),
-    fees: [],
-    ...(decision.converts && rate !== undefined
-      ? { fx: { debitAmount: usdAmount, usdToForeignRate: rate } }
-      : {}),
-    ...(body.externalId !== undefined ? { externalId: body.externalId } : {}),
-    ...(body.metadata ? { metadata: body.metadata } : {}),
-    createdAt: iso,
-    updatedAt: iso,
-  };
-  const stored: StoredPayment = {
-    id,
-    seq: state.nextSeq(),
-    createdMs: nowMs,
-    externalId: body.externalId,
-    metadata: body.metadata,
-    entityId,
-    payment,
+    fx:
+      decision.converts && rate !== undefined
+        ? { debitAmount: usdAmount, usdToForeignRate: rate }
+        : undefined,
     usdAmount,
     outcome: outcomeForAmount(body.amount),
     originatingType: originating.type,
-  };
+  });
   state.payments.add(stored);
-  state.emit("api.payment.created", { id, entityId, externalId: body.externalId, metadata: body.metadata });
+  state.emit("api.payment.created", {
+    id: stored.id,
+    entityId,
+    externalId: stored.externalId,
+    metadata: stored.metadata,
+  });
   opts.onCreated(stored);
-  return payment;
+  return stored;
 }
 
 /** PATCH /payments/{id}: edits and cancellation, only while scheduled. */
@@ -287,7 +274,7 @@ export function updatePayment(state: SandboxState, entityId: string, id: string,
     ]);
   }
   const body = parseOrThrow(PaymentUpdate, rawBody);
-  const p = stored.payment;
+  const p = stored;
   const edits =
     body.payerMemo !== undefined || body.recipientNote !== undefined || body.metadata !== undefined;
   if (body.status === "canceled" && p.status !== "scheduled") {
@@ -302,14 +289,15 @@ export function updatePayment(state: SandboxState, entityId: string, id: string,
       `payment ${id} is ${p.status}; only a scheduled payment can be edited`,
     );
   }
-  if (!edits && body.status === undefined) return p;
+  if (!edits && body.status === undefined) return p.toPayment();
+  if (edits) p.beforeEdit();
   if (body.payerMemo !== undefined) p.payerMemo = body.payerMemo;
   if (body.recipientNote !== undefined) p.recipientNote = body.recipientNote;
   if (body.metadata !== undefined) state.payments.setMetadata(stored, body.metadata);
   if (body.status === "canceled") state.payments.setStatus(stored, "canceled");
-  p.updatedAt = state.isoNow();
+  p.updatedMs = state.now();
   state.emit("api.payment.updated", { id, entityId, externalId: p.externalId, metadata: p.metadata });
-  return p;
+  return p.toPayment();
 }
 
 /** The payment a list cursor names; any payment id is a valid cursor, another id is 400. */
@@ -342,5 +330,5 @@ export function listPayments(
     },
     cursorOf(state, q),
   );
-  return { data: page.data.map((p) => p.payment), hasMore: page.hasMore };
+  return { data: page.data.map((p) => p.toPayment()), hasMore: page.hasMore };
 }

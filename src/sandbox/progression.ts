@@ -3,7 +3,8 @@
  * completed or failed after `toFinalMs` more. Amounts ending in 77 are held in `scheduled` (under
  * review); those ending in 13 fail. Fees are recorded when a payment goes in-progress.
  */
-import { feesFor, finalStatusFor } from "./rules.js";
+import type { PaymentStatus } from "../payouts-api/wire-types.js";
+import { finalStatusFor } from "./rules.js";
 import type { SandboxState, StoredPayment } from "./state.js";
 import { SandboxTimers } from "./timers.js";
 
@@ -34,22 +35,12 @@ export class PaymentProgression {
   }
 
   /** Applies one transition if the payment is still in `from` (a cancellation may have won the race). */
-  private advance(
-    stored: StoredPayment,
-    from: StoredPayment["payment"]["status"],
-    to: StoredPayment["payment"]["status"],
-  ): boolean {
-    const p = stored.payment;
+  private advance(stored: StoredPayment, from: PaymentStatus, to: PaymentStatus): boolean {
+    const p = stored;
     if (this.timers.closed || p.status !== from) return false;
+    // Going in-progress records the fees: `StoredPayment.toPayment` shows them from then on.
     this.state.payments.setStatus(stored, to);
-    if (to === "in-progress") {
-      p.fees = feesFor({
-        deliveryPreference: p.deliveryPreference,
-        usdAmount: stored.usdAmount,
-        originatingType: stored.originatingType,
-      });
-    }
-    p.updatedAt = this.state.isoNow();
+    p.updatedMs = this.state.now();
     this.state.emit("api.payment.updated", {
       id: p.id,
       entityId: stored.entityId,

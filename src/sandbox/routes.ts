@@ -216,11 +216,12 @@ function paymentRoutes(deps: RouteDeps): Route[] {
     checkSonar(state, ctx.headers);
     let created = false;
     const reply = idempotent(state, ctx, { route: "POST /payments", entityId, required: true }, () => {
-      const payment = createPayment(state, entityId, body(), {
-        onCreated: (stored) => deps.progression.track(stored),
+      const stored = createPayment(state, entityId, body(), {
+        onCreated: (s) => deps.progression.track(s),
       });
       created = true;
-      return ok(payment, 201);
+      // The idempotency record keeps the payment, not this body: a replay renders it as created.
+      return { ...ok(stored.toPayment(), 201), remember: stored };
     });
     if (created && shouldDropPaymentResponse(deps.faults())) reply.drop = true;
     return reply;
@@ -238,7 +239,7 @@ function paymentRoutes(deps: RouteDeps): Route[] {
       path: "payments/:id",
       entity: fromHeader,
       methods: {
-        GET: ({ entityId, params }) => ok(paymentOf(state, entityId, params.id as string).payment),
+        GET: ({ entityId, params }) => ok(paymentOf(state, entityId, params.id as string).toPayment()),
         PATCH: ({ entityId, params, body }) =>
           ok(updatePayment(state, entityId, params.id as string, body())),
       },

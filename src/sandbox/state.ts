@@ -9,7 +9,6 @@ import type {
   BeneficialOwner,
   Entity,
   EventType,
-  Payment,
   WebhookDelivery,
   WebhookEndpoint,
 } from "../payouts-api/wire-types.js";
@@ -18,7 +17,6 @@ import { IdempotencyStore } from "./idempotency.js";
 import { newId } from "./ids.js";
 import type { Listable } from "./pagination.js";
 import { PaymentStore } from "./payment-store.js";
-import type { PaymentOutcome } from "./rules.js";
 import type { SandboxSeed, SeedRestriction } from "./seed.js";
 
 export interface StoredEntity extends Listable {
@@ -40,14 +38,7 @@ export interface StoredAccount extends Listable {
   secrets: AccountSecrets;
 }
 
-export interface StoredPayment extends Listable {
-  payment: Payment;
-  entityId: string;
-  /** USD minor units debited before fees. */
-  usdAmount: number;
-  outcome: PaymentOutcome;
-  originatingType: Account["type"];
-}
+export { StoredPayment } from "./payment-record.js";
 
 export interface StoredAttachment {
   attachment: Attachment;

@@ -29,14 +29,28 @@ interface Logger {
   warn(obj: object, msg?: string): void;
 }
 
+/** A retry waiting for a connection (a first attempt waits as the bare delivery). */
+class Retry {
+  constructor(
+    readonly delivery: WebhookDelivery,
+    readonly attempt: number,
+  ) {}
+}
+
 export class WebhookDeliverer {
   private readonly timers = new SandboxTimers();
   private readonly inFlight = new Set<AbortController>();
   private readonly agent = new Agent({ connections: DELIVERY_CONNECTIONS, keepAliveTimeout: 10_000 });
   private closed = false;
   private active = 0;
-  private waiting: { delivery: WebhookDelivery; attempt: number }[] = [];
+  /**
+   * Attempts waiting for one of the connections, FIFO. A first attempt is the delivery itself (no
+   * wrapper, no timer, no closure), so a backlog of deliveries costs little more than the deliveries.
+   */
+  private waiting: (WebhookDelivery | Retry)[] = [];
   private waitingHead = 0;
+  /** The turn that starts the waiting first attempts, once per turn however many events came. */
+  private drain: NodeJS.Immediate | undefined;
 
   constructor(
     private readonly state: SandboxState,
@@ -53,8 +67,16 @@ export class WebhookDeliverer {
     const faults = this.faults();
     const copies = faults.duplicateWebhookRate > 0 && Math.random() < faults.duplicateWebhookRate ? 2 : 1;
     for (let i = 0; i < copies; i++) {
-      const delay = faults.shuffleWebhooks ? Math.random() * SHUFFLE_MAX_DELAY_MS : 0;
-      this.timers.after(delay, () => this.start(event.delivery, 1));
+      if (faults.shuffleWebhooks) {
+        this.timers.after(Math.random() * SHUFFLE_MAX_DELAY_MS, () => this.start(event.delivery, 1));
+      } else {
+        // Sent from the next turn on, as a zero-delay timer would, after the answer that emitted it.
+        this.waiting.push(event.delivery);
+        this.drain ??= setImmediate(() => {
+          this.drain = undefined;
+          this.startWaiting();
+        });
+      }
     }
   }
 
@@ -65,21 +87,30 @@ export class WebhookDeliverer {
   private start(delivery: WebhookDelivery, attempt: number): void {
     if (this.closed) return;
     if (this.active >= DELIVERY_CONNECTIONS) {
-      this.waiting.push({ delivery, attempt });
+      this.waiting.push(attempt === 1 ? delivery : new Retry(delivery, attempt));
       return;
     }
     this.active++;
     void this.attempt(delivery, attempt).finally(() => {
       this.active--;
+      this.startWaiting();
+    });
+  }
+
+  /** Starts waiting attempts, oldest first, while connections are free. */
+  private startWaiting(): void {
+    while (!this.closed && this.active < DELIVERY_CONNECTIONS) {
       const next = this.waiting[this.waitingHead];
-      if (next === undefined) return;
+      if (next === undefined) break;
+      this.waiting[this.waitingHead] = undefined as unknown as WebhookDelivery;
       this.waitingHead++;
       if (this.waitingHead > 1024 && this.waitingHead * 2 > this.waiting.length) {
         this.waiting = this.waiting.slice(this.waitingHead);
         this.waitingHead = 0;
       }
-      this.start(next.delivery, next.attempt);
-    });
+      if (next instanceof Retry) this.start(next.delivery, next.attempt);
+      else this.start(next, 1);
+    }
   }
 
   private async attempt(delivery: WebhookDelivery, attempt: number): Promise<void> {
@@ -132,6 +163,8 @@ export class WebhookDeliverer {
     this.inFlight.clear();
     this.waiting = [];
     this.waitingHead = 0;
+    if (this.drain) clearImmediate(this.drain);
+    this.drain = undefined;
     void this.agent.destroy().catch(() => undefined);
   }
 }

@@ -95,3 +95,55 @@ describe("sandbox idempotency expiry", () => {
     }
   });
 });
+
+describe("sandbox idempotency: a replay is the first response, whatever the payment became since", () => {
+  let sb: RunningSandbox;
+  beforeAll(async () => {
+    sb = await startSandbox({ clock: { toInProgressMs: 10, toFinalMs: 10 } });
+  });
+  afterAll(() => sb.close());
+
+  it("replays the 201 as created after the payment completed (status, fees, updatedAt)", async () => {
+    const body = {
+      ...ACH_PAYMENT,
+      originatingAccountId: "acct_corporate_card",
+      receivingAccountId: "acct_vendor_check",
+      deliveryPreference: "standard-check",
+      payerMemo: "memo",
+      recipientNote: "note",
+      externalId: "replay-completed",
+      metadata: { row: "r1" },
+    };
+    const first = await post(sb, "key-replay-completed", body);
+    expect(first.status).toBe(201);
+    await waitFor(async () => {
+      const now = await call(sb, "GET", `/payments/${first.body.id}`);
+      return now.body.status === "completed" ? now : undefined;
+    });
+    const now = await call(sb, "GET", `/payments/${first.body.id}`);
+    expect(now.body.fees.length).toBeGreaterThan(0);
+    expect(now.body.updatedAt).not.toBe(now.body.createdAt);
+    const again = await post(sb, "key-replay-completed", body);
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(JSON.stringify(again.body)).toBe(JSON.stringify(first.body));
+  });
+
+  it("replays the memo, note and metadata as created after a PATCH changed them", async () => {
+    // An amount ending in 77 stays scheduled, so it can be edited.
+    const body = { ...ACH_PAYMENT, amount: 10_077, payerMemo: "before", metadata: { row: "r2" } };
+    const first = await post(sb, "key-replay-edited", body);
+    expect(first.status).toBe(201);
+    await new Promise((r) => setTimeout(r, 5));
+    const patched = await call(sb, "PATCH", `/payments/${first.body.id}`, {
+      body: { payerMemo: "after", recipientNote: "added", metadata: { row: "r2", more: "x" } },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ payerMemo: "after", recipientNote: "added" });
+    const again = await post(sb, "key-replay-edited", body);
+    expect(again.status).toBe(201);
+    expect(JSON.stringify(again.body)).toBe(JSON.stringify(first.body));
+    const listed = await call(sb, "GET", "/payments?metadata[more]=x");
+    expect(listed.body.data.map((p: { id: string }) => p.id)).toEqual([first.body.id]);
+  });
+});

@@ -45,11 +45,11 @@ describe("sandbox payment store", () => {
         { onCreated: (s) => created.push(s) },
       );
       const some = pick(created);
-      if (random() < 0.2 && some.payment.status === "scheduled") {
+      if (random() < 0.2 && some.status === "scheduled") {
         if (random() < 0.5)
           updatePayment(state, entityId, some.id, { metadata: { batch: pick(["a", "b", "d"]) } });
         else updatePayment(state, entityId, some.id, { status: "canceled" });
-      } else if (random() < 0.3 && some.payment.status === "scheduled") {
+      } else if (random() < 0.3 && some.status === "scheduled") {
         state.payments.setStatus(some, "in-progress");
         if (random() < 0.5) state.payments.setStatus(some, pick(["completed", "failed"]));
       }
@@ -80,9 +80,9 @@ describe("sandbox payment store", () => {
         (p) =>
           p.entityId === entityId &&
           matchesCommonFilters(p, q) &&
-          (status === null || p.payment.status === status) &&
-          (receiving === null || p.payment.receivingAccountId === receiving) &&
-          (originating === null || p.payment.originatingAccountId === originating),
+          (status === null || p.status === status) &&
+          (receiving === null || p.receivingAccountId === receiving) &&
+          (originating === null || p.originatingAccountId === originating),
       );
       const expected = paginate(all, q, new Map(created.map((p) => [p.id, p])));
       const actual = listPayments(state, entityId, q, params);
