@@ -125,6 +125,8 @@ export class PaymentStore {
   private readonly paidCount = new Map<string, number>();
   /** Scheduled or in-progress payments per account (either side), oldest first (Set order). */
   private readonly open = new Map<string, Set<StoredPayment>>();
+  /** The last value stored under each metadata key (at most 64 keys), see `shareValues`. */
+  private readonly lastValue = new Map<string, string>();
 
   get size(): number {
     return this.byId.size;
@@ -167,6 +169,7 @@ export class PaymentStore {
     this.enterStatus(stored, p.status);
     addTo(this.byOriginating, p.originatingAccountId, stored);
     addTo(this.byReceiving, p.receivingAccountId, stored);
+    if (stored.metadata) this.shareValues(stored.metadata);
     for (const [k, v] of Object.entries(stored.metadata ?? {})) addMetadata(this.byMetadata, k, v, stored);
     if (!UNPAID.includes(p.status)) this.bumpPaid(p.receivingAccountId, 1);
     if (OPEN.includes(p.status)) {
@@ -274,6 +277,19 @@ export class PaymentStore {
       consider(this.byOriginating.get(filters.originatingAccountId));
     if (filters.receivingAccountId !== undefined) consider(this.byReceiving.get(filters.receivingAccountId));
     return best;
+  }
+
+  /**
+   * A value equal to the last one stored under its key (a batch id on every row of a batch) is
+   * replaced by that string, so a million payments keep one copy of it instead of one each.
+   */
+  private shareValues(metadata: Record<string, string>): void {
+    for (const k in metadata) {
+      const v = metadata[k] as string;
+      const last = this.lastValue.get(k);
+      if (last === v) metadata[k] = last;
+      else if (this.lastValue.size < 64 || last !== undefined) this.lastValue.set(k, v);
+    }
   }
 
   private enterStatus(stored: StoredPayment, status: PaymentStatus): void {
