@@ -6,7 +6,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { ApprovalPolicy } from "../../src/approvals/index.js";
 import { createPayoutsClient, type PayoutsClient } from "../../src/payouts-api/index.js";
 import {
@@ -24,21 +23,7 @@ import { deleteKeys, REDIS_URL, uniquePrefix } from "../integration/pipeline/hel
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies
 export type Json = any;
 
-/** Polls `probe` until it returns a value; fails naming `what` after `ms` (generous: tests run under load). */
-export async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  ms = 20_000,
-  everyMs = 200,
-): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
+export { until } from "./wait.js";
 
 export interface ApiStackOptions {
   /** Names the Redis prefix and the temporary DATA_DIR. */

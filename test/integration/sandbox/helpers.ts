@@ -1,6 +1,8 @@
 /** Small HTTP helpers for the sandbox conformance tests (real HTTP on 127.0.0.1, global fetch). */
+
 import { randomUUID } from "node:crypto";
 import type { RunningSandbox } from "../../../src/sandbox/index.js";
+import { until } from "../../support/wait.js";
 
 export interface CallOptions {
   body?: unknown;
@@ -58,18 +60,12 @@ export const ACH_PAYMENT = {
   deliveryPreference: "standard-ach",
 } as const;
 
-/** Polls `check` until it returns a value (not undefined) or the deadline passes. */
-export async function waitFor<T>(
+/** Polls `check` every 10 ms until it returns a value (not undefined) or the deadline passes. */
+export function waitFor<T>(
   check: () => Promise<T | undefined> | T | undefined,
   timeoutMs = 5000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error("waitFor: condition not met in time");
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  return until("a sandbox condition", check, timeoutMs, 10);
 }
 
 export function expectError(res: CallResult, status: number, type: string, code?: string): void {
