@@ -24,6 +24,9 @@ import type {
   SubmittedInstruction,
 } from "./types.js";
 
+/** Batches whose column keys a store keeps in memory (see BatchStore.sourceKeys). */
+const SOURCE_KEYS_KEPT = 1000;
+
 /** Rows written per pipeline / script call. */
 export const ROW_CHUNK = 1000;
 
@@ -200,6 +203,7 @@ function parseSheetLayout(text: string | undefined): SheetLayout {
 export class BatchStore {
   readonly keys: RedisLayout;
   private readonly now: () => Date;
+  private readonly sourceKeysByBatch = new Map<string, readonly string[]>();
 
   constructor(
     readonly redis: RedisClient,
@@ -207,6 +211,21 @@ export class BatchStore {
   ) {
     this.keys = redisLayout(options.prefix ?? DEFAULT_KEY_PREFIX);
     this.now = options.now ?? (() => new Date());
+  }
+
+  /**
+   * The batch's column keys (`SheetLayout.keys`), which static row records are written against
+   * (static-row.ts): read once per batch and kept, since a batch's layout never changes.
+   */
+  private async sourceKeys(batchId: string): Promise<readonly string[] | undefined> {
+    const known = this.sourceKeysByBatch.get(batchId);
+    if (known) return known;
+    const sheet = await this.redis.hget(this.keys.batch(batchId), "sheet");
+    if (sheet === null) return undefined;
+    const keys = parseSheetLayout(sheet).keys;
+    if (this.sourceKeysByBatch.size >= SOURCE_KEYS_KEPT) this.sourceKeysByBatch.clear();
+    this.sourceKeysByBatch.set(batchId, keys);
+    return keys;
   }
 
   // ---- batches ------------------------------------------------------------------------------------
@@ -354,6 +373,7 @@ export class BatchStore {
   async recordRows(batchId: string, rows: readonly SubmittedInstruction[]): Promise<number> {
     let created = 0;
     const nowIso = this.now().toISOString();
+    const sourceKeys = await this.sourceKeys(batchId);
     for (let i = 0; i < rows.length; i += ROW_CHUNK) {
       const chunk = rows.slice(i, i + ROW_CHUNK);
       const statics: string[] = [];
@@ -362,7 +382,7 @@ export class BatchStore {
       for (const row of chunk) {
         const { source, attempt, ...instruction } = row;
         const record: StaticRow = { rowNumber: row.rowNumber, instruction, ...(source ? { source } : {}) };
-        statics.push(row.rowKey, encodeStaticRow(record));
+        statics.push(row.rowKey, encodeStaticRow(record, sourceKeys));
         rowKeys.push(this.keys.row(batchId, row.rowKey));
         args.push(row.currency, String(row.amount), String(attempt ?? 1));
       }
@@ -464,12 +484,13 @@ export class BatchStore {
 
   async getRow(batchId: string, rowKey: string): Promise<RowRecord | undefined> {
     // Two plain commands, not a pipeline: on an auto-pipelined connection they share one write anyway.
-    const [staticJson, hash] = await Promise.all([
+    const [staticJson, hash, sourceKeys] = await Promise.all([
       this.redis.hget(this.keys.rows(batchId), rowKey),
       this.redis.hgetall(this.keys.row(batchId, rowKey)),
+      this.sourceKeys(batchId),
     ]);
     if (!staticJson || !hash.state) return undefined;
-    return this.rowFrom(batchId, rowKey, decodeStaticRow(rowKey, staticJson), hash);
+    return this.rowFrom(batchId, rowKey, decodeStaticRow(rowKey, staticJson, sourceKeys), hash);
   }
 
   /**
@@ -478,6 +499,7 @@ export class BatchStore {
    */
   async rowsPage(batchId: string, rowKeys: readonly string[]): Promise<RowRecord[]> {
     if (rowKeys.length === 0) return [];
+    const sourceKeys = await this.sourceKeys(batchId);
     const pipeline = this.redis.pipeline();
     pipeline.hmget(this.keys.rows(batchId), ...rowKeys);
     for (const rowKey of rowKeys) pipeline.hgetall(this.keys.row(batchId, rowKey));
@@ -489,7 +511,8 @@ export class BatchStore {
       const [err, hash] = results[i + 1] as [Error | null, Record<string, string>];
       if (err) throw err;
       const json = statics[i];
-      if (json && hash.state) rows.push(this.rowFrom(batchId, rowKey, decodeStaticRow(rowKey, json), hash));
+      if (json && hash.state)
+        rows.push(this.rowFrom(batchId, rowKey, decodeStaticRow(rowKey, json, sourceKeys), hash));
     });
     return rows;
   }
@@ -497,6 +520,7 @@ export class BatchStore {
   /** Every valid row of a batch, ordered by row number (for status, result files and recovery). */
   async listRows(batchId: string): Promise<RowRecord[]> {
     const statics = await this.redis.hgetall(this.keys.rows(batchId));
+    const sourceKeys = await this.sourceKeys(batchId);
     const entries = Object.entries(statics);
     const rows: RowRecord[] = [];
     for (let i = 0; i < entries.length; i += ROW_CHUNK) {
@@ -507,7 +531,8 @@ export class BatchStore {
       chunk.forEach(([rowKey, json], j) => {
         const [err, hash] = results[j] as [Error | null, Record<string, string>];
         if (err) throw err;
-        if (hash.state) rows.push(this.rowFrom(batchId, rowKey, decodeStaticRow(rowKey, json), hash));
+        if (hash.state)
+          rows.push(this.rowFrom(batchId, rowKey, decodeStaticRow(rowKey, json, sourceKeys), hash));
       });
     }
     return rows.sort((a, b) => a.rowNumber - b.rowNumber);
@@ -640,6 +665,7 @@ export class BatchStore {
       instruction,
       ...(correction.source ? { source: correction.source } : {}),
     };
+    const sourceKeys = await this.sourceKeys(batchId);
     const result = (await runScript(
       this.redis,
       START_NEW_ATTEMPT,
@@ -655,7 +681,7 @@ export class BatchStore {
         JSON.stringify(note),
         msArg(nowMs),
         rowKey,
-        encodeStaticRow(record),
+        encodeStaticRow(record, sourceKeys),
         instruction.currency,
         String(instruction.amount),
       ],
