@@ -96,6 +96,21 @@ return created
 );
 
 /**
+ * The fields only a row's sends use (the send fence, the stored quote and body, the in-doubt window of
+ * an `error` row's retry): dropped once the row reaches a terminal payment state (`completed`,
+ * `failed`, `canceled`) with its payment recorded. No send of that attempt can happen any more (the
+ * fence needs `queued`), only an `error` row's retry reads the in-doubt window, and a retry of a
+ * failed or canceled row starts the next attempt, whose sends store their own.
+ */
+export const SEND_ONLY_FIELDS = [
+  "quote",
+  "sentBodyHash",
+  "sentGeneration",
+  "lastSentAt",
+  "inDoubtUntil",
+] as const;
+
+/**
  * Changes a row: optionally its state (forward only), and fields. An empty field value deletes it.
  * KEYS: row, counts, totals[, open index]. ARGV: expected attempt ('' = any), target state ('' = keep),
  * now, note (JSON string or 'null'), number of conditions n, then n pairs (field, value the caller
@@ -110,6 +125,7 @@ export const TRANSITION_ROW = script(
 local rank = ${luaRankTable()}
 local adoptable = ${luaAdoptableFromErrorTable()}
 local giveUp = ${luaGiveUpTable()}
+local paymentFinal = {completed=true, failed=true, canceled=true}
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing', '', ''} end
 local cur = redis.call('HGET', KEYS[1], 'state')
 local att = redis.call('HGET', KEYS[1], 'attempt')
@@ -157,6 +173,11 @@ if changes then
   redis.call('HINCRBY', KEYS[2], to, 1)
   redis.call('HINCRBY', KEYS[3], cur .. '|' .. currency, -amount)
   redis.call('HINCRBY', KEYS[3], to .. '|' .. currency, amount)
+end
+-- A row whose payment reached a terminal state never sends again, and only an \`error\` row's retry
+-- asks when its last request was sent: what the sends needed is dropped (issue 9, point 6: Redis per row).
+if changes and paymentFinal[to] and redis.call('HEXISTS', KEYS[1], 'paymentId') == 1 then
+  redis.call('HDEL', KEYS[1], ${SEND_ONLY_FIELDS.map((f) => `'${f}'`).join(", ")})
 end
 if changes or note ~= 'null' then
   append_history(KEYS[1], history_line(now, cur, to, att, note))

@@ -120,6 +120,41 @@ describe("row changes", () => {
     ]);
   });
 
+  it("drops what only sends use once the row's payment is terminal, and keeps it on an error row", async () => {
+    const { batchId, rows } = await newBatch([instruction(), instruction(), instruction()]);
+    const quote = {
+      quoteToken: "fxq_1",
+      expiresAt: "2026-01-01T00:05:00.000Z",
+      foreignAmount: 100,
+      currency: "EUR",
+      usdAmount: 110,
+      usdToForeignRate: 0.9,
+      generation: 0,
+    };
+    const sendOnly = ["quote", "sentBodyHash", "sentGeneration", "lastSentAt", "inDoubtUntil"];
+    const fenced = async (key: string) => {
+      await store.changeRow(batchId, key, { fields: { quote, sentBodyHash: "h", sentGeneration: 0 } });
+      const fence = { attempt: 1, requoteGeneration: 0, bodyHash: "h", now: 1, inDoubtUntil: 2 };
+      expect(await store.fenceSend(batchId, key, fence)).toBe("ok");
+    };
+    const present = async (key: string) =>
+      (await redis.hmget(store.keys.row(batchId, key), ...sendOnly)).filter((v) => v !== null).length;
+
+    const [paid, errored, rejected] = rows.map((r) => r.rowKey) as [string, string, string];
+    for (const key of [paid, errored, rejected]) await fenced(key);
+    await store.changeRow(batchId, paid, { to: "submitted", fields: { paymentId: "pay_1" } });
+    expect(await present(paid)).toBe(5);
+    await store.changeRow(batchId, paid, { to: "completed", fields: { paymentStatus: "completed" } });
+    expect(await present(paid)).toBe(0);
+    expect(await store.getRow(batchId, paid)).toMatchObject({ state: "completed", paymentId: "pay_1" });
+    // A row whose outcome is unknown keeps its in-doubt window (an operator retry waits for it), and a
+    // row given up without a payment keeps everything: neither is a terminal payment.
+    await store.changeRow(batchId, errored, { to: "error", fields: { errorCode: "TIMEOUT" } });
+    expect(await present(errored)).toBe(5);
+    await store.changeRow(batchId, rejected, { to: "rejected", fields: { errorCode: "BAD" } });
+    expect(await present(rejected)).toBe(5);
+  });
+
   it("refuses to move backwards or out of a terminal state, and ignores an older attempt's job", async () => {
     const { batchId, rows } = await newBatch();
     const key = rows[0]!.rowKey;
