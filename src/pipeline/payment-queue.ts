@@ -3,7 +3,7 @@
  * never digits only, never a `:`), so adding a row twice while its job exists is a no-op; the job data
  * is only the row's coordinates, and the worker reads everything else from the row in Redis.
  */
-import { type JobsOptions, Queue } from "bullmq";
+import { type JobsOptions, type KeepJobs, Queue } from "bullmq";
 import type { RowEnqueuer, RowJobRequest } from "../batches/index.js";
 import { DEFAULT_JOB_RETRY_SETTINGS, type JobRetrySettings, jobRetryOptions } from "../payouts-api/index.js";
 import type { RedisClient } from "../redis/index.js";
@@ -21,19 +21,27 @@ export function bullPrefix(prefix: string): string {
   return `${prefix}:bull`;
 }
 
-/** A payment job's options: the shared job retry policy (payouts-api/retry-policy.ts) and its clean-up. */
+/** A payment job's options: the shared job retry policy (payouts-api/retry-policy.ts). */
 export function paymentJobOptions(settings: JobRetrySettings): JobsOptions {
-  return {
-    ...jobRetryOptions(settings),
-    // A finished row lives on in its Redis record; the job is not needed any more. A re-add of the
-    // id later is harmless: the row is past `queued`, so the worker does nothing.
-    removeOnComplete: true,
-    // Failed jobs stay a week for inspection, the latest 10,000 at most so a batch that fails whole
-    // does not keep a job per row. (A re-added id of a failed row is harmless: the row is past
-    // `queued`, so the worker does nothing; only an operator retry, with a new key, sends it again.)
-    removeOnFail: { age: 7 * 24 * 3600, count: 10_000 },
-  };
+  return jobRetryOptions(settings);
 }
+
+/**
+ * What becomes of a finished payment job: set on the payment worker, not on each job, because BullMQ
+ * keeps every job's options in Redis with the job while it waits (about 70 bytes a row for these two;
+ * issue 9, point 6), and a worker's setting applies to every job that names none (jobs added by an
+ * earlier version still carry their own, with the same values).
+ */
+export const PAYMENT_JOBS_KEPT = {
+  // A finished row lives on in its Redis record; the job is not needed any more. A re-add of the
+  // id later is harmless: the row is past `queued`, so the worker does nothing. (A worker takes
+  // BullMQ's KeepJobs form only: keeping none is `removeOnComplete: true`.)
+  removeOnComplete: { count: 0 },
+  // Failed jobs stay a week for inspection, the latest 10,000 at most so a batch that fails whole
+  // does not keep a job per row. (A re-added id of a failed row is harmless: the row is past
+  // `queued`, so the worker does nothing; only an operator retry, with a new key, sends it again.)
+  removeOnFail: { age: 7 * 24 * 3600, count: 10_000 },
+} satisfies { removeOnComplete: KeepJobs; removeOnFail: KeepJobs };
 
 /**
  * How many events BullMQ keeps in a queue's event stream (its default: 10,000, about 1.5 MB). Nothing

@@ -10,7 +10,7 @@ import { DelayedError, type Job, UnrecoverableError, Worker } from "bullmq";
 import { isRateLimited } from "../payouts-api/index.js";
 import type { RedisClient } from "../redis/index.js";
 import { HandBackError, type PaymentProcessor, type ProcessResult } from "./payment-processor.js";
-import { bullPrefix, PAYMENT_QUEUE_NAME, type PaymentJobData } from "./payment-queue.js";
+import { bullPrefix, PAYMENT_JOBS_KEPT, PAYMENT_QUEUE_NAME, type PaymentJobData } from "./payment-queue.js";
 
 export interface PaymentWorkerLogger {
   info(obj: object, msg?: string): void;
@@ -96,6 +96,7 @@ export function createPaymentWorker(options: PaymentWorkerOptions): Worker<Payme
       lockDuration,
       stalledInterval: options.stalledIntervalMs ?? Math.min(30_000, lockDuration),
       maxStalledCount: options.maxStalledCount ?? 10,
+      ...PAYMENT_JOBS_KEPT,
       autorun: true,
     },
   );
