@@ -139,6 +139,21 @@ function optionalNumber(value: string | undefined): number | undefined {
   return value === undefined || value === "" ? undefined : Number(value);
 }
 
+/**
+ * A time as a row's state hash keeps it (`updatedAt`, each history line): milliseconds in base 36,
+ * 8 characters where an ISO time takes 24 (a row has one per change: issue 9, point 6). Read back as
+ * ISO by {@link isoOfStamp}, which also passes the ISO times of older versions through.
+ */
+export function rowStamp(at: Date): string {
+  return at.getTime().toString(36);
+}
+
+export function isoOfStamp(text: string): string {
+  if (text === "" || /[-:]/.test(text)) return text;
+  const ms = Number.parseInt(text, 36);
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : text;
+}
+
 /** A row's history lines (redis-scripts.ts HISTORY_LINE), compact or the JSON of older versions. */
 export function parseHistory(text: string | undefined): RowHistoryEntry[] {
   if (!text) return [];
@@ -149,7 +164,7 @@ export function parseHistory(text: string | undefined): RowHistoryEntry[] {
       if (line.startsWith("{")) return JSON.parse(line) as RowHistoryEntry;
       const [at = "", from = "-", to = "", attempt = "", ...note] = line.split(" ");
       return {
-        at,
+        at: isoOfStamp(at),
         from: from === "-" || !isRowState(from) ? null : from,
         to: (isRowState(to) ? to : "queued") as RowState,
         attempt: Number(attempt),
@@ -372,7 +387,7 @@ export class BatchStore {
   /** Records valid rows that are not recorded yet, in chunks. Returns how many were new. */
   async recordRows(batchId: string, rows: readonly SubmittedInstruction[]): Promise<number> {
     let created = 0;
-    const nowIso = this.now().toISOString();
+    const nowIso = rowStamp(this.now());
     const sourceKeys = await this.sourceKeys(batchId);
     for (let i = 0; i < rows.length; i += ROW_CHUNK) {
       const chunk = rows.slice(i, i + ROW_CHUNK);
@@ -562,7 +577,7 @@ export class BatchStore {
       inDoubtUntil: optionalNumber(h.inDoubtUntil),
       errorCode: h.errorCode || undefined,
       errorMessage: h.errorMessage || undefined,
-      updatedAt: h.updatedAt ?? "",
+      updatedAt: isoOfStamp(h.updatedAt ?? ""),
       history: parseHistory(h.history),
     };
   }
@@ -572,7 +587,7 @@ export class BatchStore {
     const args: string[] = [
       change.expectedAttempt === undefined ? "" : String(change.expectedAttempt),
       change.to ?? "",
-      this.now().toISOString(),
+      rowStamp(this.now()),
       change.note === undefined ? "null" : JSON.stringify(change.note),
     ];
     const conditions = Object.entries(change.expect ?? {});
@@ -636,7 +651,7 @@ export class BatchStore {
       this.redis,
       START_NEW_ATTEMPT,
       [this.keys.row(batchId, rowKey), this.keys.counts(batchId), this.keys.totals(batchId)],
-      [String(expectedAttempt), this.now().toISOString(), JSON.stringify(note), msArg(nowMs)],
+      [String(expectedAttempt), rowStamp(this.now()), JSON.stringify(note), msArg(nowMs)],
     )) as ScriptOutcome;
     return changeResultOf(result);
   }
@@ -677,7 +692,7 @@ export class BatchStore {
       ],
       [
         String(expectedAttempt),
-        this.now().toISOString(),
+        rowStamp(this.now()),
         JSON.stringify(note),
         msArg(nowMs),
         rowKey,

@@ -29,7 +29,8 @@ export const defineLuaScript = script;
 
 /**
  * A row's history: one compact line per change, `<at> <from|-> <to> <attempt> <note as JSON>` (about
- * half the bytes of a JSON object per line; the note, last, may hold spaces), and only the latest
+ * half the bytes of a JSON object per line; `at`, like the row's `updatedAt`, is batch-store.ts's
+ * rowStamp, base-36 milliseconds; the note, last, may hold spaces), and only the latest
  * HISTORY_MAX lines are kept, so a row's record stays small however often it is retried (issue 9,
  * point 6). batch-store.ts's parseHistory reads these lines and the JSON lines of older versions.
  */

@@ -106,7 +106,12 @@ describe("row changes", () => {
     });
     expect(row!.history[0]!.note).toBe('look 5: a "note"');
     const rowHash = store.keys.row(batchId, key);
-    expect((await redis.hget(rowHash, "history"))!.split("\n")[0]).toMatch(/^\S+Z queued queued 1 "look 5/);
+    expect((await redis.hget(rowHash, "history"))!.split("\n")[0]).toMatch(
+      /^[0-9a-z]{8} queued queued 1 "look 5/,
+    );
+    // Times are kept as 8 base-36 characters and read back as ISO.
+    expect(row!.history[0]!.at).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/);
+    expect(row!.updatedAt).toBe(row!.history.at(-1)!.at);
 
     const older =
       '{"at":"2026-01-01T00:00:00.000Z","from":null,"to":"queued","attempt":1,"note":"recorded"}\n';
