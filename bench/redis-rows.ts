@@ -21,7 +21,6 @@ import { writeE2eSheet } from "./lib/write-bench-sheets.js";
 const { values } = parseArgs({
   options: {
     rows: { type: "string", default: "10000" },
-    "redis-arg": { type: "string", multiple: true, default: [] },
   },
 });
 const ROWS = Number(values.rows);
@@ -29,7 +28,7 @@ const say = (line: string) => process.stdout.write(`${line}\n`);
 const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
 
 /** A key with its variable parts folded, so keys of one kind add up in one line. */
-export function keyPattern(key: string): string {
+function keyPattern(key: string): string {
   return key
     .replace(/b\d{8}T\d{6}-[0-9a-f]{8}/g, "<batch>")
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<job>")
@@ -99,7 +98,7 @@ async function showSample(redis: Redis): Promise<void> {
 }
 
 const dataDir = await mkdtemp(path.join(tmpdir(), "payouts-redis-rows-"));
-const redisServer = await startPrivateRedis({ extraArgs: values["redis-arg"] as string[] });
+const redisServer = await startPrivateRedis();
 const redis = new Redis(redisServer.url, { maxRetriesPerRequest: null });
 const procs: Proc[] = [];
 say(`bench:redis-rows  rows ${fmt(ROWS)}  load ${loadavg()[0]!.toFixed(1)}`);
