@@ -158,3 +158,27 @@ export async function paymentsOfBatch(api: PayoutsClient, batchId: string): Prom
   for await (const p of api.payments.listAll({ metadata: { payouts_batch: batchId } })) out.push(p);
   return out;
 }
+
+/**
+ * Attempt 1 of a row's payment made on the service outside the worker (an earlier try, a try whose
+ * answer was lost, a worker that stopped before writing the answer): same externalId, metadata naming
+ * the row.
+ */
+export function paymentMadeEarlier(
+  api: PayoutsClient,
+  row: SubmittedInstruction,
+  batchId: string,
+  idempotencyKey: string,
+): Promise<Payment> {
+  return api.payments.create(
+    {
+      amount: row.amount,
+      originatingAccountId: row.originatingAccountId,
+      receivingAccountId: row.receivingAccountId,
+      deliveryPreference: row.deliveryPreference,
+      externalId: row.reference!,
+      metadata: { payouts_batch: batchId, payouts_row: row.rowKey, payouts_attempt: "1" },
+    },
+    { idempotencyKey },
+  );
+}

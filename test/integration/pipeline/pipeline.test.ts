@@ -6,6 +6,7 @@ import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js
 import {
   instruction,
   type PipelineHarness,
+  paymentMadeEarlier,
   paymentsOfBatch,
   pipelineHarness,
   waitForRows,
@@ -162,17 +163,7 @@ describe("payment pipeline against the sandbox", () => {
     const row = instruction();
     const batchId = `b-adopt-${Date.now().toString(36)}`;
     // Our earlier try under a key the service no longer remembers: same externalId, metadata naming the row.
-    const earlier = await h.api.payments.create(
-      {
-        amount: row.amount,
-        originatingAccountId: row.originatingAccountId,
-        receivingAccountId: row.receivingAccountId,
-        deliveryPreference: row.deliveryPreference,
-        externalId: row.reference!,
-        metadata: { payouts_batch: batchId, payouts_row: row.rowKey, payouts_attempt: "1" },
-      },
-      { idempotencyKey: `expired-key-${batchId}` },
-    );
+    const earlier = await paymentMadeEarlier(h.api, row, batchId, `expired-key-${batchId}`);
     await h.submit([row], { batchId });
     const [done] = await waitForRows(h.store, batchId);
     expect(done!.state).toBe("submitted");
@@ -242,17 +233,7 @@ describe("payment pipeline against the sandbox", () => {
     const batchId = await h.submit([row], {
       beforeEnqueue: async (id) => {
         // Attempt 1 reached the service, but every answer was lost and the row ended in `error`.
-        const payment = await h.api.payments.create(
-          {
-            amount: row.amount,
-            originatingAccountId: row.originatingAccountId,
-            receivingAccountId: row.receivingAccountId,
-            deliveryPreference: row.deliveryPreference,
-            externalId: row.reference!,
-            metadata: { payouts_batch: id, payouts_row: row.rowKey, payouts_attempt: "1" },
-          },
-          { idempotencyKey: `lost-${id}` },
-        );
+        const payment = await paymentMadeEarlier(h.api, row, id, `lost-${id}`);
         landed = payment.id;
         await h.store.changeRow(id, row.rowKey, { to: "error", fields: { errorCode: "ECONNRESET" } });
       },
