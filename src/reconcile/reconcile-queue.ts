@@ -39,13 +39,24 @@ function safeIdPart(value: string): string {
 }
 
 /**
- * How long a webhook's look at a payment waits, gathering the payment's other deliveries: a payment's
- * `created`, `in-progress` and final events often come within seconds, and one GET after the last of
- * them tells as much as three. Only latency is traded: a delivery is never dropped (see
- * {@link reconcileJobOptions}). 5 s: the sandbox settles a payment 4.5 s after it was created (1.5 s
- * to in-progress, 3 s more to final), so a 4 s wait looked just before the final event and a second
- * GET followed for most rows (bench:e2e: 1.33-1.47 GETs per row); the last rows of a batch wait about
- * as long either way (their final event came after 4.5 s anyway).
+ * How long a webhook's look at a payment waits after the payment's LAST delivery so far, gathering its
+ * other deliveries: a payment's `created`, `in-progress` and final events often come within seconds,
+ * and one GET after the last of them tells as much as three. Every delivery restarts the wait of the
+ * payment's waiting look (BullMQ's `reschedule`, see {@link reconcileJobOptions}); only latency is
+ * traded, a delivery is never dropped.
+ *
+ * Why from the last delivery and not from the first: a wait counted from `api.payment.created` (sent as
+ * the payment is made) must outlast the whole settlement, which is 4.5 s in the sandbox only when it
+ * keeps up; when it lags (busy creating hundreds of payments a second, or delivering late) the look saw
+ * `in-progress` and the final delivery cost a second GET (bench:e2e on a quiet machine: 1.81 GETs per
+ * row with a 5 s wait from the first). Counted from the last, the wait only has to outlast the gap
+ * between two deliveries (3 s in the sandbox, in-progress to final), whatever the lag before them.
+ * Preferred to skipping `created` deliveries for payments the row already holds: that needs a row read
+ * per delivery in the receiver, and `created` is sent during the POST, usually before the worker has
+ * written the answer on the row, so the check would mostly find the row not knowing the payment yet.
+ * No cap beyond that: each delivery is a state change of the payment (repeats are dropped on their
+ * messageId before they get here) and a payment has only a few, so the look comes at most this long
+ * after the payment's last change; the sweep remains the backstop for deliveries that never come.
  */
 export const DEFAULT_RECONCILE_DEBOUNCE_MS = 5_000;
 
@@ -68,7 +79,14 @@ export function reconcileJobOptions(
     ...RECONCILE_JOB_OPTIONS,
     // The sweep's rows are stale already: no reason to wait for more deliveries.
     ...(data.origin === "webhook" && debounceMs > 0 ? { delay: debounceMs } : {}),
-    deduplication: { id: reconcileDedupId(data.paymentId), keepLastIfActive: true },
+    deduplication: {
+      id: reconcileDedupId(data.paymentId),
+      keepLastIfActive: true,
+      // A delivery folded into a look that still waits (delayed) restarts its wait from now: the look
+      // comes one wait after the payment's last delivery (DEFAULT_RECONCILE_DEBOUNCE_MS says why).
+      // A look already queued or running is not moved (keepLastIfActive above keeps the delivery).
+      ...(data.origin === "webhook" && debounceMs > 0 ? { reschedule: true } : {}),
+    },
   };
 }
 

@@ -19,6 +19,7 @@ import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js
 import {
   instruction,
   type PipelineHarness,
+  paymentMadeEarlier,
   pipelineHarness,
   REDIS_URL,
   waitForRows,
@@ -63,14 +64,30 @@ async function until(ok: () => Promise<boolean>, what: string, ms = 20_000): Pro
   }
 }
 
+type Stack = Awaited<ReturnType<typeof stack>>;
+
+/** A one-row batch paid by the worker: the row holds its payment. */
+async function paidRow(s: Stack, amount: number) {
+  const row = instruction({ amount });
+  const batchId = await s.h.submit([row]);
+  await s.h.startWorker();
+  const [paid] = await waitForRows(s.h.store, batchId, (r) => r.paymentId !== undefined);
+  return { row, batchId, paymentId: paid!.paymentId! };
+}
+
+/** Waits for the row to be completed and for no look to be left waiting. */
+async function completedAndDrained(s: Stack, batchId: string, rowKey: string): Promise<void> {
+  await until(async () => (await s.h.store.getRow(batchId, rowKey))?.state === "completed", "completed");
+  await until(
+    async () => (await s.queue.getJobCounts("waiting", "delayed", "active")).delayed === 0,
+    "the queue to drain",
+  );
+}
+
 describe("webhook deliveries of one payment", () => {
   it("that arrive close together cost one GET, and the row still ends final", async () => {
     const s = await stack("least-get", { toInProgressMs: 200, toFinalMs: 200 });
-    const row = instruction({ amount: 41_000 });
-    const batchId = await s.h.submit([row]);
-    await s.h.startWorker();
-    const [paid] = await waitForRows(s.h.store, batchId, (r) => r.paymentId !== undefined);
-    const paymentId = paid!.paymentId!;
+    const { row, batchId, paymentId } = await paidRow(s, 41_000);
     // The service's created, in-progress and completed events, within the debounce window.
     const enqueuer = reconcileEnqueuer(s.queue, 500, 1_500);
     for (const [i, event] of [
@@ -81,17 +98,55 @@ describe("webhook deliveries of one payment", () => {
       await enqueuer.enqueue({ kind: "payment", paymentId, origin: "webhook", event, messageId: `m${i}` });
       await sleep(200);
     }
-    await until(
-      async () => (await s.h.store.getRow(batchId, row.rowKey))?.state === "completed",
-      "completed",
-    );
-    await until(
-      async () => (await s.queue.getJobCounts("waiting", "delayed", "active")).delayed === 0,
-      "the queue to drain",
-    );
+    await completedAndDrained(s, batchId, row.rowKey);
     expect(s.gets).toHaveBeenCalledTimes(1);
     // A final row leaves the sweep's index.
     expect(await s.h.pipeline.redis.zcard(s.h.store.keys.open(batchId))).toBe(0);
+  });
+
+  it("spread over more than the wait, each within it of the last, cost one GET after the final", async () => {
+    // Settlement (2 s) longer than the wait (1.5 s), as when the service lags: a wait counted from the
+    // first delivery looked while the payment was in progress, and the final delivery cost a second GET.
+    const s = await stack("least-spread", { toInProgressMs: 1_000, toFinalMs: 1_000 });
+    const { row, batchId, paymentId } = await paidRow(s, 43_000);
+    const enqueuer = reconcileEnqueuer(s.queue, 500, 1_500);
+    const deliver = (event: string, messageId: string) =>
+      enqueuer.enqueue({ kind: "payment", paymentId, origin: "webhook", event, messageId });
+    // Each delivery as the service sends it: when the payment changed.
+    const reaches = (status: Payment["status"]) =>
+      until(async () => (await s.h.api.payments.get(paymentId)).status === status, status);
+    await deliver("api.payment.created", "s0");
+    await reaches("in-progress");
+    await deliver("api.payment.updated", "s1");
+    await reaches("completed");
+    await deliver("api.payment.updated", "s2");
+    await completedAndDrained(s, batchId, row.rowKey);
+    expect(s.gets).toHaveBeenCalledTimes(1);
+  });
+
+  it("a lone created delivery for a payment its row does not know yet still reconciles the row", async () => {
+    // The worker made the payment and stopped before writing the answer on the row: only the
+    // `api.payment.created` delivery tells about it.
+    const s = await stack("least-unknown", { toInProgressMs: 3_600_000, toFinalMs: 3_600_000 });
+    const row = instruction({ amount: 44_000 });
+    const batchId = `b-least-unknown-${Date.now().toString(36)}`;
+    await s.h.submit([row], { batchId });
+    const payment = await paymentMadeEarlier(s.h.api, row, batchId, `least-unknown-${batchId}`);
+    expect((await s.h.store.getRow(batchId, row.rowKey))?.paymentId).toBeUndefined();
+    const enqueuer = reconcileEnqueuer(s.queue, 500, 300);
+    await enqueuer.enqueue({
+      kind: "payment",
+      paymentId: payment.id,
+      origin: "webhook",
+      event: "api.payment.created",
+      messageId: "u0",
+    });
+    await until(
+      async () => (await s.h.store.getRow(batchId, row.rowKey))?.paymentId === payment.id,
+      "the row to adopt its payment",
+    );
+    expect((await s.h.store.getRow(batchId, row.rowKey))?.state).toBe("submitted");
+    expect(s.gets).toHaveBeenCalledTimes(1);
   });
 
   it("that arrives while its payment's look is running is looked at after it (never lost)", async () => {
