@@ -82,6 +82,8 @@ export function createReconcileProcessor(options: ReconcileProcessorOptions) {
   const finishCheckDelayMs = options.finishCheckDelayMs ?? DEFAULT_FINISH_CHECK_DELAY_MS;
   /** Per batch: a check waiting to start, and whether a row turned final during the running one. */
   const finishChecks = new Map<string, { timer?: NodeJS.Timeout; running: boolean; again: boolean }>();
+  const runningChecks = new Set<Promise<void>>();
+  let finishChecksClosed = false;
 
   function notify(hook: ((batchId: string) => void | Promise<void>) | undefined, batchId: string): void {
     if (!hook) return;
@@ -123,6 +125,7 @@ export function createReconcileProcessor(options: ReconcileProcessorOptions) {
    * change) gets one more check after it, so the last row's change is always seen by a check.
    */
   function requestFinishCheck(batchId: string): void {
+    if (finishChecksClosed) return;
     let slot = finishChecks.get(batchId);
     if (!slot) {
       slot = { running: false, again: false };
@@ -138,18 +141,38 @@ export function createReconcileProcessor(options: ReconcileProcessorOptions) {
       current.timer = undefined;
       current.running = true;
       current.again = false;
-      finishIfDone(batchId)
-        .catch((err: unknown) => {
-          logger?.error({ batchId, err: (err as Error).message }, "batch finish check failed");
-        })
-        .finally(() => {
-          current.running = false;
-          if (current.again) requestFinishCheck(batchId);
-          else if (!current.timer) finishChecks.delete(batchId);
-        });
+      const check = runFinishCheck(batchId).finally(() => {
+        runningChecks.delete(check);
+        current.running = false;
+        if (current.again) requestFinishCheck(batchId);
+        else if (!current.timer) finishChecks.delete(batchId);
+      });
+      runningChecks.add(check);
     }, finishCheckDelayMs);
     // A pending check never holds the process open; the sweep finishes what a stopped process did not.
     current.timer.unref();
+  }
+
+  async function runFinishCheck(batchId: string): Promise<void> {
+    try {
+      await finishIfDone(batchId);
+    } catch (err) {
+      logger?.error({ batchId, err: (err as Error).message }, "batch finish check failed");
+    }
+  }
+
+  /**
+   * On stop, after the last job and before the connections close: the checks still waiting run now, so
+   * a batch whose last row just turned final is finished by this process (not left to the sweep), and
+   * no check starts later on a closed connection (the demo used to log "Connection is closed" there).
+   */
+  async function flushFinishChecks(): Promise<void> {
+    finishChecksClosed = true;
+    await Promise.all(runningChecks);
+    const waiting = [...finishChecks].filter(([, slot]) => slot.timer !== undefined || slot.again);
+    for (const [, slot] of waiting) clearTimeout(slot.timer);
+    finishChecks.clear();
+    await Promise.all(waiting.map(([batchId]) => runFinishCheck(batchId)));
   }
 
   /** Applies one payment snapshot to its row. */
@@ -212,7 +235,7 @@ export function createReconcileProcessor(options: ReconcileProcessorOptions) {
     return applyPayment(payment);
   }
 
-  return { reconcilePayment, applyPayment, finishIfDone };
+  return { reconcilePayment, applyPayment, finishIfDone, flushFinishChecks };
 }
 
 export type ReconcileProcessor = ReturnType<typeof createReconcileProcessor>;

@@ -147,6 +147,7 @@ export async function startReconcileService(options: ReconcileServiceOptions): P
           await worker.close(true).catch(() => undefined);
         }
         await options.client.close();
+        await processor.flushFinishChecks();
         await queue.close();
         for (const c of [queueConnection, workerConnection, redis]) {
           await c.quit().catch(() => c.disconnect());

@@ -137,4 +137,52 @@ describe("the batch finish check", () => {
     // One progress read for twelve final rows (it was one per row).
     expect(progress).toHaveBeenCalledTimes(1);
   });
+
+  it("runs a waiting check at once when the service stops, and starts none after (no check on a closed connection)", async () => {
+    const sandbox = await startSandbox({ clock: { toInProgressMs: 3_600_000, toFinalMs: 3_600_000 } });
+    cleanups.push(() => sandbox.close());
+    const h = await pipelineHarness(sandbox, "coalesce-flush");
+    cleanups.push(() => h.close());
+    const rows = [instruction({ amount: 31_000 }), instruction({ amount: 31_100 })];
+    const batchId = await h.submit(rows);
+    const finished: string[] = [];
+    const errors: string[] = [];
+    const logger = {
+      info: () => {},
+      warn: () => {},
+      error: (_: object, msg?: string) => void errors.push(String(msg)),
+    };
+    const processor = createReconcileProcessor({
+      store: h.store,
+      client: h.api,
+      // Far longer than the test: only the stop can run it.
+      finishCheckDelayMs: 3_600_000,
+      onBatchFinished: (id) => void finished.push(id),
+      logger: logger as never,
+    });
+    const completed = (rowKey: string, id: string) =>
+      ({
+        id,
+        status: "completed",
+        updatedAt: new Date().toISOString(),
+        metadata: { payouts_batch: batchId, payouts_row: rowKey, payouts_attempt: "1" },
+      }) as unknown as Payment;
+    expect((await processor.applyPayment(completed(rows[0]!.rowKey, "pay_flush_0"))).outcome).toBe("updated");
+    expect((await processor.applyPayment(completed(rows[1]!.rowKey, "pay_flush_1"))).outcome).toBe("updated");
+    expect((await h.store.getBatch(batchId))?.finishedAt).toBeUndefined();
+    await processor.flushFinishChecks();
+    expect((await h.store.getBatch(batchId))?.finishedAt).toBeDefined();
+    expect(finished).toEqual([batchId]);
+    // After the stop, a row turning final asks for no check: none can run later on a closed connection.
+    const progress = vi.spyOn(h.store, "progress");
+    await processor.finishIfDone(batchId);
+    progress.mockClear();
+    await processor.applyPayment({
+      ...completed(rows[0]!.rowKey, "pay_flush_0"),
+      updatedAt: new Date(Date.now() + 1000).toISOString(),
+    } as Payment);
+    await sleep(100);
+    expect(progress).not.toHaveBeenCalled();
+    expect(errors).toEqual([]);
+  });
 });
