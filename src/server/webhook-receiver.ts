@@ -154,6 +154,15 @@ export function createWebhookReceiver(options: WebhookReceiverOptions) {
   const storeTimeoutMs = options.storeTimeoutMs ?? 3_000;
   if (!secret) throw new TypeError("createWebhookReceiver: the signing secret is empty");
   const seenFirst = seenFirstGatherer(redis, prefix, ttl);
+  /**
+   * Forgets a recorded messageId so the service's retry of a delivery we answered 503 is not taken for
+   * a duplicate (it was recorded in today's hash, or in yesterday's if its check went out before
+   * midnight: forget it in both).
+   */
+  const forget = async (field: string): Promise<void> => {
+    const { keys } = dedupeBuckets(prefix, Date.now(), ttl);
+    await Promise.all(keys.slice(0, 2).map((key) => redis.hdel(key, field).catch(() => undefined)));
+  };
 
   /** Handles one delivery's raw bytes and signature header; never throws. */
   return async function receive(
@@ -180,10 +189,20 @@ export function createWebhookReceiver(options: WebhookReceiverOptions) {
     const messageId = parsed.known ? parsed.delivery.messageId : parsed.messageId;
     const event = parsed.known ? parsed.delivery.event : parsed.event;
     const field = dedupeField(messageId);
+    const check = seenFirst(field);
     try {
-      const first = await within(storeTimeoutMs, seenFirst(field));
+      const first = await within(storeTimeoutMs, check);
       if (!first) return { status: 200, outcome: "duplicate", body: { status: "duplicate" } };
     } catch (err) {
+      // Answered 503, so the service sends it again: if the check still lands later and records the id,
+      // forget it then, or the retry would be taken for a duplicate and the delivery lost.
+      if (err instanceof StoreTimeoutError)
+        void check.then(
+          async (first) => {
+            if (first) await forget(field);
+          },
+          () => undefined,
+        );
       logger?.error({ err: (err as Error).message }, "webhook dedupe store unavailable");
       return { status: 503, outcome: "unavailable", body: { error: "temporarily unavailable" } };
     }
@@ -208,10 +227,8 @@ export function createWebhookReceiver(options: WebhookReceiverOptions) {
         }),
       );
     } catch (err) {
-      // Forget the delivery so the service's retry is not taken for a duplicate (it was recorded in
-      // today's hash, or in yesterday's if its check went out before midnight: forget it in both).
-      const { keys } = dedupeBuckets(prefix, Date.now(), ttl);
-      await Promise.all(keys.slice(0, 2).map((key) => redis.hdel(key, field).catch(() => undefined)));
+      // Forget the delivery so the service's retry is not taken for a duplicate.
+      await forget(field);
       logger?.error({ err: (err as Error).message, messageId }, "could not queue a reconcile job");
       return { status: 503, outcome: "unavailable", body: { error: "temporarily unavailable" } };
     }
