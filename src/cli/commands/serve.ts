@@ -12,6 +12,7 @@ import { createPayoutsClient } from "../../payouts-api/index.js";
 import { connectRedis } from "../../pipeline/index.js";
 import { createResultFiles } from "../../results/index.js";
 import { type ResultFileSource, startServer, WEBHOOK_PATH } from "../../server/index.js";
+import { keepHeapLean } from "../lean-heap.js";
 import { parsePort, redisPrefixOption } from "../options.js";
 import { untilShutdownSignal } from "../signals.js";
 
@@ -35,6 +36,7 @@ export function registerServe(program: Command, deps: { resultFile?: ResultFileS
     .option("--host <address>", "address to listen on", "127.0.0.1")
     .addOption(redisPrefixOption())
     .action(async (opts: ServeCommandOptions) => {
+      keepHeapLean();
       await runServe(opts, deps);
     });
 }

@@ -29,6 +29,7 @@ import { startReconcileService } from "../../reconcile/index.js";
 import { createResultOutbox } from "../../results/index.js";
 import { startScheduleService } from "../../schedule/index.js";
 import { startWatchService } from "../../watch/index.js";
+import { keepHeapLean } from "../lean-heap.js";
 import { parsePositiveInt, redisPrefixOption } from "../options.js";
 import { untilShutdownSignal } from "../signals.js";
 import { registerRecover } from "./recover.js";
@@ -61,6 +62,7 @@ export function registerWorker(program: Command): void {
     )
     .addOption(redisPrefixOption())
     .action(async (opts: WorkerCommandOptions) => {
+      keepHeapLean();
       await runWorker(opts);
     });
 }
