@@ -18,7 +18,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
-import { loadavg, tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
@@ -296,6 +296,18 @@ async function runOnce(workerCount: number, plainRate: number | undefined): Prom
       `cpu:      per 1,000 rows ${cpuNames
         .map((name, i) => `${name} ${(((cpuAfter[i]! - cpuBefore[i]!) / ROWS) * 1000).toFixed(2)} s`)
         .join(", ")}`,
+    );
+    // What the machine allows at this CPU cost: every process here shares its cores, so even with each
+    // core busy all the time the rate cannot exceed cores / (CPU seconds per row, all processes). This
+    // is why the ratio target is out of reach on 2 cores: the bare loop only creates payments, while a
+    // row also costs the sandbox its webhooks and GET, and costs serve, the worker and Redis their share.
+    const cpuPerRow = cpuNames.reduce((sum, _, i) => sum + (cpuAfter[i]! - cpuBefore[i]!), 0) / ROWS;
+    const cores = cpus().length;
+    const ceiling = cores / cpuPerRow;
+    say(
+      `ceiling:  ${(cpuPerRow * 1000).toFixed(2)} s of CPU per 1,000 rows on ${cores} cores: at most ${fmt(ceiling)} rows/s` +
+        (plainRate !== undefined ? ` = ${(ceiling / plainRate).toFixed(2)} of the bare loop` : "") +
+        `; this run used ${((rowsPerSec / ceiling) * 100).toFixed(0)}% of it`,
     );
     const share = writeMs / (totalMs * workerCount);
     say(
