@@ -272,7 +272,7 @@ export async function runScript(
   redis: RedisClient,
   lua: LuaScript,
   keys: readonly string[],
-  args: readonly (string | number)[],
+  args: readonly (string | number | Buffer)[],
 ): Promise<unknown> {
   try {
     return await redis.evalsha(lua.sha, keys.length, ...keys, ...args);

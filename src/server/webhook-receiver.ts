@@ -4,12 +4,10 @@
  * (kept at least 7 days), queue a reconcile job and answer at once. The job, not this handler, fetches
  * the payment: a delivery is only a hint.
  *
- * The messageIds seen are kept in one hash per day (`<prefix>:webhooks:seen:d<day>`, expiring the
- * TTL after its day ends) instead of a key each: about 3 deliveries per payment made a key per
- * messageId cost ~270 B per row in Redis (issue 9, point 6); a hash field costs about half.
+ * The messageIds seen are kept in small hashes per day (webhook-dedupe.ts), expiring the TTL after
+ * their day ends: about 3 deliveries per payment made a key per messageId cost ~270 B per row in Redis
+ * (issue 9, point 6), a field in one hash per day ~218 B, a digest in a listpack-sized bucket ~40 B.
  */
-import { createHash } from "node:crypto";
-import { defineLuaScript, runScript } from "../batches/index.js";
 import type { ReconcileEnqueuer } from "../reconcile/index.js";
 import type { RedisClient } from "../redis/index.js";
 import {
@@ -19,6 +17,7 @@ import {
   WebhookError,
 } from "../webhooks/index.js";
 import type { DeliveryOutcome } from "./metrics.js";
+import { createDedupeStore, type DedupeId, type DedupeStore, dedupeId } from "./webhook-dedupe.js";
 
 /** Seven days, the brief's minimum; the service's retry window is not shown, so err long. */
 export const DEFAULT_DEDUPE_TTL_SECONDS = 7 * 24 * 3600;
@@ -35,7 +34,7 @@ export interface WebhookReceiverOptions {
   secret: string;
   /** A plain (non-blocking) connection for the dedupe keys. */
   redis: RedisClient;
-  /** Key prefix (default `payouts`): dedupe hashes are `<prefix>:webhooks:seen:d<day>`. */
+  /** Key prefix (default `payouts`): dedupe keys start `<prefix>:webhooks:seen:d<day>`. */
   prefix: string;
   enqueuer: ReconcileEnqueuer;
   dedupeTtlSeconds?: number;
@@ -65,37 +64,13 @@ function within<T>(ms: number, work: Promise<T>): Promise<T> {
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
-const DAY_SECONDS = 86_400;
-
-/**
- * Records messageIds in today's hash unless one of the hashes that may still hold them has them.
- * KEYS: today's hash, then the earlier days'. ARGV: when today's hash expires (unix s), then the ids.
- * Returns one number per id: 1 when it is new (an id given twice is new only the first time).
- */
-const SEEN_FIRST = defineLuaScript(
-  "webhookSeenFirstMany",
-  `
-local out = {}
-for j = 2, #ARGV do
-  local new = 1
-  for i = 1, #KEYS do
-    if redis.call('HEXISTS', KEYS[i], ARGV[j]) == 1 then new = 0 break end
-  end
-  if new == 1 then redis.call('HSET', KEYS[1], ARGV[j], '1') end
-  out[j - 1] = new
-end
-redis.call('EXPIREAT', KEYS[1], ARGV[1])
-return out
-`,
-);
-
 /**
  * The dedupe check of many deliveries in one script call: while one call is on its way to Redis, the
  * deliveries that come in wait and go together in the next (none waits when nothing is under way).
  * Each delivery was one Redis write and read; under a burst they share one.
  */
-function seenFirstGatherer(redis: RedisClient, prefix: string, ttl: number, maxBatch = 500) {
-  let pending: { field: string; resolve: (first: boolean) => void; reject: (err: unknown) => void }[] = [];
+function seenFirstGatherer(store: DedupeStore, maxBatch = 500) {
+  let pending: { id: DedupeId; resolve: (first: boolean) => void; reject: (err: unknown) => void }[] = [];
   let inFlight = false;
 
   function flush(): void {
@@ -103,15 +78,11 @@ function seenFirstGatherer(redis: RedisClient, prefix: string, ttl: number, maxB
     const batch = pending.slice(0, maxBatch);
     pending = pending.slice(batch.length);
     inFlight = true;
-    const buckets = dedupeBuckets(prefix, Date.now(), ttl);
     Promise.resolve()
-      .then(() =>
-        runScript(redis, SEEN_FIRST, buckets.keys, [buckets.expireAt, ...batch.map((p) => p.field)]),
-      )
+      .then(() => store.seenFirst(batch.map((p) => p.id)))
       .then(
-        (answer) => {
-          const firsts = answer as number[];
-          for (const [i, p] of batch.entries()) p.resolve(Number(firsts[i]) === 1);
+        (firsts) => {
+          for (const [i, p] of batch.entries()) p.resolve(firsts[i] === true);
         },
         (err: unknown) => {
           for (const p of batch) p.reject(err);
@@ -123,29 +94,11 @@ function seenFirstGatherer(redis: RedisClient, prefix: string, ttl: number, maxB
       });
   }
 
-  return (field: string): Promise<boolean> =>
+  return (id: DedupeId): Promise<boolean> =>
     new Promise((resolve, reject) => {
-      pending.push({ field, resolve, reject });
+      pending.push({ id, resolve, reject });
       if (!inFlight && pending.length === 1) setImmediate(flush);
     });
-}
-
-/** The day hashes a messageId seen within `ttl` seconds of `nowMs` may be in, today's first. */
-export function dedupeBuckets(
-  prefix: string,
-  nowMs: number,
-  ttl: number,
-): { keys: string[]; expireAt: number } {
-  const today = Math.floor(nowMs / 1000 / DAY_SECONDS);
-  const back = Math.ceil(ttl / DAY_SECONDS);
-  const keys = Array.from({ length: back + 1 }, (_, i) => `${prefix}:webhooks:seen:d${today - i}`);
-  return { keys, expireAt: (today + 1) * DAY_SECONDS + ttl };
-}
-
-function dedupeField(messageId: string): string {
-  return /^[A-Za-z0-9_.-]{1,128}$/.test(messageId)
-    ? messageId
-    : createHash("sha256").update(messageId).digest("hex");
 }
 
 export function createWebhookReceiver(options: WebhookReceiverOptions) {
@@ -153,15 +106,15 @@ export function createWebhookReceiver(options: WebhookReceiverOptions) {
   const ttl = options.dedupeTtlSeconds ?? DEFAULT_DEDUPE_TTL_SECONDS;
   const storeTimeoutMs = options.storeTimeoutMs ?? 3_000;
   if (!secret) throw new TypeError("createWebhookReceiver: the signing secret is empty");
-  const seenFirst = seenFirstGatherer(redis, prefix, ttl);
+  const dedupe = createDedupeStore(redis, prefix, ttl);
+  const seenFirst = seenFirstGatherer(dedupe);
   /**
    * Forgets a recorded messageId so the service's retry of a delivery we answered 503 is not taken for
-   * a duplicate (it was recorded in today's hash, or in yesterday's if its check went out before
-   * midnight: forget it in both).
+   * a duplicate (recorded today, or yesterday if its check went out before midnight: the store looks
+   * in both).
    */
-  const forget = async (field: string): Promise<void> => {
-    const { keys } = dedupeBuckets(prefix, Date.now(), ttl);
-    await Promise.all(keys.slice(0, 2).map((key) => redis.hdel(key, field).catch(() => undefined)));
+  const forget = async (id: DedupeId): Promise<void> => {
+    await dedupe.forget(id).catch(() => undefined);
   };
 
   /** Handles one delivery's raw bytes and signature header; never throws. */
@@ -188,8 +141,8 @@ export function createWebhookReceiver(options: WebhookReceiverOptions) {
     }
     const messageId = parsed.known ? parsed.delivery.messageId : parsed.messageId;
     const event = parsed.known ? parsed.delivery.event : parsed.event;
-    const field = dedupeField(messageId);
-    const check = seenFirst(field);
+    const id = dedupeId(messageId);
+    const check = seenFirst(id);
     try {
       const first = await within(storeTimeoutMs, check);
       if (!first) return { status: 200, outcome: "duplicate", body: { status: "duplicate" } };
@@ -199,7 +152,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions) {
       if (err instanceof StoreTimeoutError)
         void check.then(
           async (first) => {
-            if (first) await forget(field);
+            if (first) await forget(id);
           },
           () => undefined,
         );
@@ -228,7 +181,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions) {
       );
     } catch (err) {
       // Forget the delivery so the service's retry is not taken for a duplicate.
-      await forget(field);
+      await forget(id);
       logger?.error({ err: (err as Error).message, messageId }, "could not queue a reconcile job");
       return { status: 503, outcome: "unavailable", body: { error: "temporarily unavailable" } };
     }

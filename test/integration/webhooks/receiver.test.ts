@@ -15,6 +15,7 @@ import { createReconcileQueue, type ReconcileJobData } from "../../../src/reconc
 import type { RedisClient } from "../../../src/redis/index.js";
 import { type RunningSandbox, signWebhookBody, startSandbox } from "../../../src/sandbox/index.js";
 import { type RunningServer, startServer, WEBHOOK_PATH } from "../../../src/server/index.js";
+import { dedupeId } from "../../../src/server/webhook-dedupe.js";
 import { deleteKeys, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
 
 let sandbox: RunningSandbox;
@@ -148,10 +149,13 @@ describe("POST /webhooks/payouts", () => {
     expect((await queuedJobs()).map((j) => (j.kind === "payment" ? j.messageId : j.kind))).toEqual([
       "msg_dup",
     ]);
-    // The messageId is remembered for at least seven days, in today's hash of messageIds seen.
-    const [day] = await seenKeys();
-    expect(await redis.hexists(day!, "msg_dup")).toBe(1);
-    expect(await redis.ttl(day!)).toBeGreaterThanOrEqual(7 * 24 * 3600 - 60);
+    // The messageId is remembered for at least seven days, as a digest in one of today's buckets
+    // (webhook-dedupe.ts), next to the day's count.
+    const keys = await seenKeys();
+    const buckets = keys.filter((k) => /:d\d+:\d+:\d+$/.test(k));
+    expect(buckets).toHaveLength(1);
+    expect(await redis.hexists(buckets[0]!, dedupeId("msg_dup").digest)).toBe(1);
+    for (const key of keys) expect(await redis.ttl(key)).toBeGreaterThanOrEqual(7 * 24 * 3600 - 60);
   });
 
   it("under a burst, checks deliveries together: each duplicate once answered duplicate, every payment queued", async () => {

@@ -1,0 +1,187 @@
+/**
+ * The webhook receiver's memory of the messageIds it has seen (docs/design.md §3.5: deduplicate on
+ * `messageId`, kept at least the TTL). Each id is one field in a small hash that Redis keeps as a
+ * listpack (about 12 B an id), instead of a field in one big hashtable per day (about 70 B an id,
+ * ~218 B a row at ~3 deliveries a payment: issue 9, point 6).
+ *
+ * Layout, for the day `d` (days since the epoch, UTC) an id was first seen on:
+ *
+ *   <p>:webhooks:seen:d<d>:n                 string  ids recorded that day (chooses the level, below)
+ *   <p>:webhooks:seen:d<d>:<level>:<bucket>  hash    8-byte digest of the messageId → "1"
+ *   <p>:webhooks:seen:d<d>                   hash    messageId → "1": the layout before this one, only
+ *                                                    read (until it expires) so an upgrade mid-day does
+ *                                                    not process again an id seen earlier that day
+ *
+ * Why levels: a hash stays a listpack only up to `hash-max-listpack-entries` (128 by default) fields,
+ * and a bucket key costs ~100 B of its own, so a fixed number of buckets fits only one volume (at
+ * 30,000 ids a day, 32,768 buckets would hold one id each and cost more than the old layout; at
+ * 3,000,000, 1,024 buckets would each turn into a hashtable). So a day's buckets grow with its count:
+ * level k has LEVEL_BUCKETS[k] buckets and takes new ids while the day's count is under
+ * LEVEL_BUCKETS[k] × BUCKET_FILL; an id stays where it was recorded, and a lookup checks its bucket
+ * at every level the day reached (at most 5). Each level receives about 7/8 of its capacity, ~79 ids
+ * a bucket on average, so even the fullest of 65,536 buckets (about 4.3 standard deviations above)
+ * stays under 128. Past the last level (~5.9 million ids in a day) its buckets grow into hashtables:
+ * bigger, never wrong.
+ *
+ * Cluster: every key one script call touches shares the day keys' names up to their end, so it has
+ * the hash tag the key prefix carries in a cluster (`{payouts}`, redis/cluster-nodes.ts): one slot.
+ * The bucket keys are derived in the script from the declared day keys (listing every bucket an id
+ * might be in would be up to 40 keys an id); Redis allows undeclared keys of the call's own slot.
+ */
+import { createHash } from "node:crypto";
+import { defineLuaScript, runScript } from "../batches/index.js";
+import type { RedisClient } from "../redis/index.js";
+
+/** Buckets at each level: ×8 a level, so a day moves up at most 4 times. */
+export const LEVEL_BUCKETS = [16, 128, 1024, 8192, 65536] as const;
+/** Ids a bucket takes on average before its day moves up a level: well under 128 (see above). */
+export const BUCKET_FILL = 90;
+
+const DAY_SECONDS = 86_400;
+
+/**
+ * What the store keeps of a messageId. The field is the first 8 bytes (64 bits) of its SHA-256: two
+ * different ids with the same field in the same bucket would make the second taken for a duplicate
+ * (its delivery dropped; the sweep would still reconcile its row later). The bucket comes from 4
+ * other bytes, so ids collide only when 64 + (4 to 16) bits agree: with n ids within the TTL the odds
+ * of any collision are below n² / 2^69, about 1 in 10^6 for 24 million ids (3 million a day for 8
+ * days) and 1 in 10^10 at 10,000 payments a day.
+ */
+export interface DedupeId {
+  digest: Buffer;
+  /** An unsigned 32-bit number; the bucket at a level is it modulo the level's bucket count. */
+  hash: number;
+  /** The field the previous layout stored: the id itself, or its hex SHA-256 if unusual. */
+  legacyField: string;
+}
+
+export function dedupeId(messageId: string): DedupeId {
+  const sha = createHash("sha256").update(messageId).digest();
+  return {
+    digest: sha.subarray(0, 8),
+    hash: sha.readUInt32BE(8),
+    legacyField: /^[A-Za-z0-9_.-]{1,128}$/.test(messageId) ? messageId : sha.toString("hex"),
+  };
+}
+
+/**
+ * The days whose keys may hold an id seen within `ttl` seconds of `nowMs`, today first: the key of
+ * each day's count, and each day's hash of the previous layout; and when today's keys expire (the
+ * TTL after the day ends, unix s).
+ */
+export function dedupeDays(
+  prefix: string,
+  nowMs: number,
+  ttl: number,
+): { counts: string[]; legacy: string[]; expireAt: number } {
+  const today = Math.floor(nowMs / 1000 / DAY_SECONDS);
+  const back = Math.ceil(ttl / DAY_SECONDS);
+  const legacy = Array.from({ length: back + 1 }, (_, i) => `${prefix}:webhooks:seen:d${today - i}`);
+  return { counts: legacy.map((day) => `${day}:n`), legacy, expireAt: (today + 1) * DAY_SECONDS + ttl };
+}
+
+/** KEYS: the days' count keys (today first), then their legacy hashes, in the same order. */
+const LUA_LEVELS = `
+local sizes = {${LEVEL_BUCKETS.join(", ")}}
+local fill = ${BUCKET_FILL}
+local days = #KEYS / 2
+local function level_of(count)
+  for k = 1, #sizes do
+    if count < sizes[k] * fill then return k end
+  end
+  return #sizes
+end
+local function bucket(d, k, hash)
+  return KEYS[days + d] .. ':' .. (k - 1) .. ':' .. string.format('%d', hash % sizes[k])
+end
+local counts = {}
+local legacy = {}
+for d = 1, days do
+  counts[d] = tonumber(redis.call('GET', KEYS[d]) or '0')
+  legacy[d] = redis.call('EXISTS', KEYS[days + d]) == 1
+end
+`;
+
+/**
+ * Records ids not seen yet in today's buckets. KEYS: as above. ARGV: when today's keys expire (unix
+ * s), then per id its digest, hash and legacy field. Returns one number per id: 1 when it is new (an
+ * id given twice is new only the first time).
+ */
+const SEEN_FIRST = defineLuaScript(
+  "webhookSeenFirstBuckets",
+  `${LUA_LEVELS}
+local out = {}
+local touched = {}
+local recorded = 0
+for j = 2, #ARGV, 3 do
+  local digest, hash, old = ARGV[j], tonumber(ARGV[j + 1]), ARGV[j + 2]
+  local new = 1
+  for d = 1, days do
+    if legacy[d] and redis.call('HEXISTS', KEYS[days + d], old) == 1 then new = 0 end
+    for k = 1, level_of(counts[d]) do
+      if new == 0 then break end
+      if redis.call('HEXISTS', bucket(d, k, hash), digest) == 1 then new = 0 end
+    end
+    if new == 0 then break end
+  end
+  if new == 1 then
+    local key = bucket(1, level_of(counts[1]), hash)
+    redis.call('HSET', key, digest, '1')
+    touched[key] = true
+    counts[1] = counts[1] + 1
+    recorded = recorded + 1
+  end
+  out[#out + 1] = new
+end
+if recorded > 0 then
+  redis.call('INCRBY', KEYS[1], recorded)
+  redis.call('EXPIREAT', KEYS[1], ARGV[1])
+  for key in pairs(touched) do redis.call('EXPIREAT', key, ARGV[1]) end
+end
+return out
+`,
+);
+
+/** Forgets ids wherever these days' buckets may hold them. KEYS: as above. ARGV: digest, hash pairs. */
+const FORGET = defineLuaScript(
+  "webhookSeenForget",
+  `${LUA_LEVELS}
+local removed = 0
+for j = 1, #ARGV, 2 do
+  for d = 1, days do
+    for k = 1, level_of(counts[d]) do
+      removed = removed + redis.call('HDEL', bucket(d, k, tonumber(ARGV[j + 1])), ARGV[j])
+    end
+  end
+end
+return removed
+`,
+);
+
+export function createDedupeStore(redis: RedisClient, prefix: string, ttl: number) {
+  return {
+    /** One answer per id, in order: true when the id was not seen within the TTL (it is now). */
+    async seenFirst(ids: readonly DedupeId[]): Promise<boolean[]> {
+      const days = dedupeDays(prefix, Date.now(), ttl);
+      const args: (string | number | Buffer)[] = [days.expireAt];
+      for (const id of ids) args.push(id.digest, id.hash, id.legacyField);
+      const answer = (await runScript(redis, SEEN_FIRST, [...days.counts, ...days.legacy], args)) as number[];
+      return ids.map((_, i) => Number(answer[i]) === 1);
+    },
+    /**
+     * Forgets an id recorded by {@link seenFirst}: in today's buckets, or yesterday's if it was recorded
+     * before midnight. Ids of the previous layout are never recorded any more, so never forgotten.
+     */
+    async forget(id: DedupeId): Promise<void> {
+      const days = dedupeDays(prefix, Date.now(), ttl);
+      await runScript(
+        redis,
+        FORGET,
+        [...days.counts.slice(0, 2), ...days.legacy.slice(0, 2)],
+        [id.digest, id.hash],
+      );
+    },
+  };
+}
+
+export type DedupeStore = ReturnType<typeof createDedupeStore>;
