@@ -9,6 +9,15 @@ import type { Fee } from "../payouts-api/wire-types.js";
 import type { RedisClient } from "../redis/index.js";
 import { DEFAULT_KEY_PREFIX, type RedisLayout, redisLayout } from "./redis-layout.js";
 import { FENCE_SEND, INIT_ROWS, runScript, START_NEW_ATTEMPT, TRANSITION_ROW } from "./redis-scripts.js";
+import {
+  decodeFees,
+  decodeNote,
+  encodeFees,
+  encodeNote,
+  encodePaymentTime,
+  isoOfStamp,
+  rowStamp,
+} from "./row-fields.js";
 import { isRowState, ROW_STATES, type RowState, TERMINAL_ROW_STATES } from "./row-state.js";
 import { decodeStaticRow, encodeStaticRow, type StaticRow } from "./static-row.js";
 import type {
@@ -131,6 +140,13 @@ function encodeField(value: string | number | StoredFxQuote | Fee[] | null): str
   return String(value);
 }
 
+/** A field of a change as the row hash stores it: fees and the payment's time compact (row-fields.ts). */
+function encodeRowField(field: string, value: string | number | StoredFxQuote | Fee[] | null): string {
+  if (field === "fees" && Array.isArray(value)) return encodeFees(value);
+  if (field === "paymentUpdatedAt" && typeof value === "string") return encodePaymentTime(value);
+  return encodeField(value);
+}
+
 function msArg(ms: number | undefined): string {
   return ms === undefined ? "" : String(Math.floor(ms));
 }
@@ -139,23 +155,13 @@ function optionalNumber(value: string | undefined): number | undefined {
   return value === undefined || value === "" ? undefined : Number(value);
 }
 
+export { isoOfStamp, rowStamp };
+
 /**
- * A time as a row's state hash keeps it (`updatedAt`, each history line): milliseconds in base 36,
- * 8 characters where an ISO time takes 24 (a row has one per change: issue 9, point 6). Read back as
- * ISO by {@link isoOfStamp}, which also passes the ISO times of older versions through.
+ * A row's history lines (redis-scripts.ts HISTORY_LINE), compact or the JSON of older versions;
+ * `paymentId` is the row's, which a note's mark stands for (row-fields.ts).
  */
-export function rowStamp(at: Date): string {
-  return at.getTime().toString(36);
-}
-
-export function isoOfStamp(text: string): string {
-  if (text === "" || /[-:]/.test(text)) return text;
-  const ms = Number.parseInt(text, 36);
-  return Number.isFinite(ms) ? new Date(ms).toISOString() : text;
-}
-
-/** A row's history lines (redis-scripts.ts HISTORY_LINE), compact or the JSON of older versions. */
-export function parseHistory(text: string | undefined): RowHistoryEntry[] {
+export function parseHistory(text: string | undefined, paymentId?: string): RowHistoryEntry[] {
   if (!text) return [];
   return text
     .split("\n")
@@ -168,7 +174,7 @@ export function parseHistory(text: string | undefined): RowHistoryEntry[] {
         from: from === "-" || !isRowState(from) ? null : from,
         to: (isRowState(to) ? to : "queued") as RowState,
         attempt: Number(attempt),
-        note: JSON.parse(note.join(" ") || "null") as string | null,
+        note: decodeNote(note.join(" "), paymentId),
       };
     });
 }
@@ -568,8 +574,8 @@ export class BatchStore {
       paymentStatus: h.paymentStatus || undefined,
       debitUsd: optionalNumber(h.debitUsd),
       fxRate: optionalNumber(h.fxRate),
-      ...(h.fees ? { fees: JSON.parse(h.fees) as Fee[] } : {}),
-      ...(h.paymentUpdatedAt ? { paymentUpdatedAt: h.paymentUpdatedAt } : {}),
+      ...(h.fees ? { fees: decodeFees(h.fees, h.currency) } : {}),
+      ...(h.paymentUpdatedAt ? { paymentUpdatedAt: isoOfStamp(h.paymentUpdatedAt) } : {}),
       quote: h.quote ? (JSON.parse(h.quote) as StoredFxQuote) : undefined,
       sentBodyHash: h.sentBodyHash || undefined,
       sentGeneration: optionalNumber(h.sentGeneration),
@@ -578,7 +584,7 @@ export class BatchStore {
       errorCode: h.errorCode || undefined,
       errorMessage: h.errorMessage || undefined,
       updatedAt: isoOfStamp(h.updatedAt ?? ""),
-      history: parseHistory(h.history),
+      history: parseHistory(h.history, h.paymentId || undefined),
     };
   }
 
@@ -588,7 +594,7 @@ export class BatchStore {
       change.expectedAttempt === undefined ? "" : String(change.expectedAttempt),
       change.to ?? "",
       rowStamp(this.now()),
-      change.note === undefined ? "null" : JSON.stringify(change.note),
+      encodeNote(change.note, change.fields?.paymentId),
     ];
     const conditions = Object.entries(change.expect ?? {});
     args.push(String(conditions.length));
@@ -597,7 +603,7 @@ export class BatchStore {
     }
     for (const [field, value] of Object.entries(change.fields ?? {})) {
       if (value === undefined) continue;
-      args.push(field, encodeField(value as string | number | StoredFxQuote | Fee[] | null));
+      args.push(field, encodeRowField(field, value as string | number | StoredFxQuote | Fee[] | null));
     }
     const result = (await runScript(
       this.redis,

@@ -30,7 +30,8 @@ export const defineLuaScript = script;
 /**
  * A row's history: one compact line per change, `<at> <from|-> <to> <attempt> <note as JSON>` (about
  * half the bytes of a JSON object per line; `at`, like the row's `updatedAt`, is batch-store.ts's
- * rowStamp, base-36 milliseconds; the note, last, may hold spaces), and only the latest
+ * rowStamp, base-36 milliseconds; the note, last, may hold spaces; a mark may stand in it for the
+ * row's payment id, row-fields.ts), and only the latest
  * HISTORY_MAX lines are kept, so a row's record stays small however often it is retried (issue 9,
  * point 6). batch-store.ts's parseHistory reads these lines and the JSON lines of older versions.
  */
@@ -47,6 +48,34 @@ local function append_history(key, line)
     n = n - 1
   end
   redis.call('HSET', key, 'history', h)
+end
+-- Puts the payment id a row is about to lose back into the history notes that hold its mark
+-- (row-fields.ts PAYMENT_ID_MARK, byte 1), so the mark always stands for the row's current payment.
+local function expand_payment_mark(key, payment_id)
+  local h = redis.call('HGET', key, 'history')
+  if h and string.find(h, '\\1', 1, true) then
+    redis.call('HSET', key, 'history', (string.gsub(h, '\\1', (string.gsub(payment_id, '%%', '%%%%')))))
+  end
+end
+`;
+
+/**
+ * Milliseconds of a time as a row stores it: a base-36 stamp, or the ISO time of an earlier version
+ * (days from the civil date, proleptic Gregorian, as JavaScript's Date counts). nil for anything else.
+ */
+const TIME_MS = `
+local function time_ms(v)
+  if not string.find(v, '[-:]') then return tonumber(v, 36) end
+  local y, mo, d, h, mi, s, frac = string.match(v, '^(%d%d%d%d)-(%d%d)-(%d%d)T(%d%d):(%d%d):(%d%d)%.?(%d*)Z$')
+  if not y then return nil end
+  y, mo = tonumber(y), tonumber(mo)
+  if mo <= 2 then y = y - 1 end
+  local era = math.floor(y / 400)
+  local yoe = y - era * 400
+  local doy = math.floor((153 * ((mo + 9) % 12) + 2) / 5) + tonumber(d) - 1
+  local days = era * 146097 + yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy - 719468
+  local ms = tonumber(string.sub(frac .. '000', 1, 3))
+  return ((days * 24 + tonumber(h)) * 60 + tonumber(mi)) * 60000 + tonumber(s) * 1000 + ms
 end
 `;
 
@@ -122,7 +151,7 @@ export const SEND_ONLY_FIELDS = [
  */
 export const TRANSITION_ROW = script(
   "transitionRow",
-  `${HISTORY_LINE}
+  `${HISTORY_LINE}${TIME_MS}
 local rank = ${luaRankTable()}
 local adoptable = ${luaAdoptableFromErrorTable()}
 local giveUp = ${luaGiveUpTable()}
@@ -137,11 +166,17 @@ for i = 6, 5 + conditions * 2, 2 do
   if now_value ~= ARGV[i + 1] then return {'changed', cur, att} end
 end
 local first = 6 + conditions * 2
--- A payment snapshot older than the one already applied changes nothing (ISO times compare as text).
+-- A payment snapshot older than the one already applied changes nothing. Times compare by their
+-- milliseconds (a stamp, or an earlier version's ISO time), else as text.
 for i = first, #ARGV, 2 do
   if ARGV[i] == 'paymentUpdatedAt' and ARGV[i + 1] ~= '' then
     local seen = redis.call('HGET', KEYS[1], 'paymentUpdatedAt')
-    if seen and ARGV[i + 1] < seen then return {'outdated', cur, att} end
+    if seen then
+      local given_ms, seen_ms = time_ms(ARGV[i + 1]), time_ms(seen)
+      local older
+      if given_ms and seen_ms then older = given_ms < seen_ms else older = ARGV[i + 1] < seen end
+      if older then return {'outdated', cur, att} end
+    end
   end
 end
 local to = ARGV[2]
@@ -159,10 +194,21 @@ else
   if not allowed then return {'refused', cur, att} end
 end
 for i = first, #ARGV, 2 do
-  if ARGV[i + 1] == '' then
-    redis.call('HDEL', KEYS[1], ARGV[i])
+  local field, value = ARGV[i], ARGV[i + 1]
+  if field == 'paymentId' then
+    local had = redis.call('HGET', KEYS[1], 'paymentId')
+    if had and had ~= value then expand_payment_mark(KEYS[1], had) end
+  elseif field == 'fees' then
+    -- Fees in the row's own currency need not say it (row-fields.ts).
+    local currency = redis.call('HGET', KEYS[1], 'currency')
+    if currency and string.sub(value, 1, #currency + 1) == currency .. '|' then
+      value = string.sub(value, #currency + 2)
+    end
+  end
+  if value == '' then
+    redis.call('HDEL', KEYS[1], field)
   else
-    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+    redis.call('HSET', KEYS[1], field, value)
   end
 end
 redis.call('HSET', KEYS[1], 'updatedAt', now)
@@ -249,6 +295,8 @@ local now = ARGV[2]
 local oldCurrency = redis.call('HGET', KEYS[1], 'currency')
 local oldAmount = tonumber(redis.call('HGET', KEYS[1], 'amount'))
 local currency, amount = oldCurrency, oldAmount
+local had = redis.call('HGET', KEYS[1], 'paymentId')
+if had then expand_payment_mark(KEYS[1], had) end
 redis.call('HDEL', KEYS[1], 'paymentId', 'paymentStatus', 'debitUsd', 'fxRate', 'quote', 'sentBodyHash',
   'sentGeneration', 'errorCode', 'errorMessage', 'fees', 'paymentUpdatedAt')
 redis.call('HSET', KEYS[1], 'state', 'queued', 'attempt', next, 'requoteGeneration', '0', 'updatedAt', now)

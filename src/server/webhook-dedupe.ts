@@ -118,7 +118,8 @@ for j = 2, #ARGV, 3 do
   local new = 1
   for d = 1, days do
     if legacy[d] and redis.call('HEXISTS', KEYS[days + d], old) == 1 then new = 0 end
-    for k = 1, level_of(counts[d]) do
+    -- A day without a count recorded nothing in this layout (both are written, and expire, together).
+    for k = 1, counts[d] > 0 and level_of(counts[d]) or 0 do
       if new == 0 then break end
       if redis.call('HEXISTS', bucket(d, k, hash), digest) == 1 then new = 0 end
     end
@@ -149,7 +150,7 @@ const FORGET = defineLuaScript(
 local removed = 0
 for j = 1, #ARGV, 2 do
   for d = 1, days do
-    for k = 1, level_of(counts[d]) do
+    for k = 1, counts[d] > 0 and level_of(counts[d]) or 0 do
       removed = removed + redis.call('HDEL', bucket(d, k, tonumber(ARGV[j + 1])), ARGV[j])
     end
   end

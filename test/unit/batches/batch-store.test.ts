@@ -5,6 +5,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import fc from "fast-check";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -18,6 +19,8 @@ import {
   submitBatch,
 } from "../../../src/batches/index.js";
 import { HISTORY_MAX } from "../../../src/batches/redis-scripts.js";
+import { PAYMENT_ID_MARK } from "../../../src/batches/row-fields.js";
+import type { Fee } from "../../../src/payouts-api/wire-types.js";
 import { idempotencyKeyFor } from "../../../src/row-identity/index.js";
 import { deleteKeys, instruction, REDIS_URL, sha, uniquePrefix } from "../../integration/pipeline/helpers.js";
 
@@ -158,6 +161,103 @@ describe("row changes", () => {
     expect(await present(errored)).toBe(5);
     await store.changeRow(batchId, rejected, { to: "rejected", fields: { errorCode: "BAD" } });
     expect(await present(rejected)).toBe(5);
+  });
+
+  it("keeps a finished row's fees, payment time and history compact, and reads them back as given", async () => {
+    const { batchId, rows } = await newBatch([instruction({ currency: "USD" }), instruction()]);
+    const key = rows[0]!.rowKey;
+    const id = "pay_690aaed1eedd2c6362ddc687";
+    const fees: Fee[] = [
+      { type: "rail", amount: 150, currency: "USD", chargeTo: "originator" },
+      { type: "fx", amount: 9, currency: "EUR", chargeTo: "receiver" },
+    ];
+    await store.changeRow(batchId, key, {
+      to: "submitted",
+      fields: { paymentId: id, paymentStatus: "scheduled" },
+      note: `payment created: ${id}`,
+    });
+    await store.changeRow(batchId, key, {
+      to: "completed",
+      fields: { paymentId: id, fees, paymentUpdatedAt: "2026-11-24T03:50:21.825Z" },
+      note: "reconciled: payment completed",
+    });
+    const hash = await redis.hgetall(store.keys.row(batchId, key));
+    expect(hash.fees).toBe("rail:150:o,fx:9:r:EUR");
+    expect(hash.paymentUpdatedAt).toBe(Date.parse("2026-11-24T03:50:21.825Z").toString(36));
+    expect(hash.history).not.toContain(id);
+    const row = (await store.getRow(batchId, key))!;
+    expect(row.fees).toEqual(fees);
+    expect(row.paymentUpdatedAt).toBe("2026-11-24T03:50:21.825Z");
+    expect(row.history.map((e) => e.note)).toEqual([
+      "recorded",
+      `payment created: ${id}`,
+      "reconciled: payment completed",
+    ]);
+  });
+
+  it("writes the payment id back into the history before the row loses it (a new attempt, another payment)", async () => {
+    const { batchId, rows } = await newBatch();
+    const key = rows[0]!.rowKey;
+    await store.changeRow(batchId, key, {
+      to: "submitted",
+      fields: { paymentId: "pay_first%1" },
+      note: "payment created: pay_first%1",
+    });
+    // The row's payment replaced (as an error row adopting the service's answer could): old lines keep
+    // naming the old payment, the new line the new one.
+    await store.changeRow(batchId, key, {
+      fields: { paymentId: "pay_second" },
+      note: "adopted pay_second (was pay_first%1)",
+    });
+    await store.changeRow(batchId, key, { to: "failed", fields: { paymentStatus: "failed" } });
+    expect((await store.startNewAttempt(batchId, key, 1)).outcome).toBe("ok");
+    const row = (await store.getRow(batchId, key))!;
+    expect(row.paymentId).toBeUndefined();
+    expect(row.history.map((e) => e.note)).toEqual([
+      "recorded",
+      "payment created: pay_first%1",
+      "adopted pay_second (was pay_first%1)",
+      null,
+      "operator retry",
+    ]);
+    expect(await redis.hget(store.keys.row(batchId, key), "history")).not.toContain(PAYMENT_ID_MARK);
+  });
+
+  it("reads a finished row written by the previous version, and orders payment times across both forms", async () => {
+    const { batchId, rows } = await newBatch([instruction({ currency: "USD" })]);
+    const key = rows[0]!.rowKey;
+    const rowHash = store.keys.row(batchId, key);
+    const id = "pay_690aaed1eedd2c6362ddc687";
+    const oldFees =
+      '[{"type":"rail","amount":150,"currency":"USD","chargeTo":"originator"},{"type":"card-processing","amount":14844,"currency":"USD","chargeTo":"originator"}]';
+    await redis.hset(rowHash, {
+      state: "in-progress",
+      paymentId: id,
+      paymentStatus: "in-progress",
+      fees: oldFees,
+      paymentUpdatedAt: "2026-11-24T03:50:21.825Z",
+      history: `mwu5p8sa - queued 1 "recorded"\nmwu5phik queued submitted 1 "payment created: ${id}"\n`,
+    });
+    const before = (await store.getRow(batchId, key))!;
+    expect(before.fees).toEqual(JSON.parse(oldFees));
+    expect(before.paymentUpdatedAt).toBe("2026-11-24T03:50:21.825Z");
+    expect(before.history.map((e) => e.note)).toEqual(["recorded", `payment created: ${id}`]);
+    // A snapshot 1 ms older than the stored ISO time is outdated; the same time or later is not.
+    const at = (iso: string) => ({ fields: { paymentId: id, paymentUpdatedAt: iso } });
+    expect((await store.changeRow(batchId, key, at("2026-11-24T03:50:21.824Z"))).outcome).toBe("outdated");
+    expect((await store.changeRow(batchId, key, at("2026-11-24T03:50:21.825Z"))).outcome).toBe("ok");
+    expect(await redis.hget(rowHash, "paymentUpdatedAt")).toMatch(/^[0-9a-z]{8}$/);
+    expect((await store.changeRow(batchId, key, at("2026-11-24T03:50:21.824Z"))).outcome).toBe("outdated");
+    expect((await store.changeRow(batchId, key, at("2026-11-24T03:50:22.000Z"))).outcome).toBe("ok");
+    // The script's reading of ISO times agrees with JavaScript's over any date (old stored, new given).
+    for (const ms of fc.sample(fc.integer({ min: 0, max: Date.parse("2199-12-31T23:59:59.999Z") }), 300)) {
+      const stored = new Date(ms).toISOString();
+      await redis.hset(rowHash, "paymentUpdatedAt", stored);
+      const older = await store.changeRow(batchId, key, at(new Date(ms - 1).toISOString()));
+      expect([stored, older.outcome]).toEqual([stored, "outdated"]);
+      await redis.hset(rowHash, "paymentUpdatedAt", stored);
+      expect((await store.changeRow(batchId, key, at(stored))).outcome).toBe("ok");
+    }
   });
 
   it("refuses to move backwards or out of a terminal state, and ignores an older attempt's job", async () => {

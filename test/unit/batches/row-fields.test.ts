@@ -1,0 +1,144 @@
+/**
+ * The compact forms of a finished row's fields (row-fields.ts) read back exactly what was written,
+ * whatever the input (fast-check), and the forms earlier versions stored read the same as before.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { parseHistory } from "../../../src/batches/batch-store.js";
+import {
+  decodeFees,
+  decodeNote,
+  encodeFees,
+  encodeNote,
+  encodePaymentTime,
+  isoOfStamp,
+  PAYMENT_ID_MARK,
+} from "../../../src/batches/row-fields.js";
+import type { Fee } from "../../../src/payouts-api/wire-types.js";
+
+const currency = fc.constantFrom("USD", "EUR", "JPY", "GBP", "usd", "US", "");
+const fee = fc.record(
+  {
+    type: fc.oneof(
+      fc.constantFrom("rail", "card-processing", "fx", "wire.fee", "a_b"),
+      fc.string(),
+      fc.stringMatching(/^[A-Za-z0-9_.:|,[-]{1,12}$/),
+    ),
+    // Numbers JSON holds (-0, NaN and infinities never came back from the JSON of earlier versions).
+    amount: fc.oneof(
+      fc.nat(),
+      fc.integer(),
+      fc.double({ noNaN: true, noDefaultInfinity: true }).filter((n) => !Object.is(n, -0)),
+      fc.constant(2 ** 53),
+    ),
+    currency,
+    chargeTo: fc.constantFrom("originator", "receiver", "someone"),
+  },
+  { noNullPrototype: true },
+) as fc.Arbitrary<Fee>;
+const fees = fc.array(fee, { maxLength: 5 });
+/** What the row-changing script does to the stored form: drops `<row currency>|` at the start. */
+function asStored(encoded: string, rowCurrency: string): string {
+  return encoded.startsWith(`${rowCurrency}|`) ? encoded.slice(rowCurrency.length + 1) : encoded;
+}
+/** Same values and the same key order, as a JSON answer of the API would show them. */
+const sameJson = (a: unknown, b: unknown) => expect(JSON.stringify(a)).toBe(JSON.stringify(b));
+
+describe("fees", () => {
+  it("read back exactly, in any row currency, with or without the script dropping the row's currency", () => {
+    fc.assert(
+      fc.property(fees, fc.constantFrom("USD", "EUR", "JPY"), (list, rowCurrency) => {
+        const encoded = encodeFees(list);
+        sameJson(decodeFees(encoded, rowCurrency), list);
+        sameJson(decodeFees(asStored(encoded, rowCurrency), rowCurrency), list);
+        expect(decodeFees(asStored(encoded, rowCurrency), rowCurrency)).toEqual(list);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("are short for the service's usual fees, and keep a currency that differs from the row's", () => {
+    const usual: Fee[] = [
+      { type: "rail", amount: 150, currency: "USD", chargeTo: "originator" },
+      { type: "card-processing", amount: 14844, currency: "USD", chargeTo: "originator" },
+    ];
+    expect(asStored(encodeFees(usual), "USD")).toBe("rail:150:o,card-processing:14844:o");
+    expect(asStored(encodeFees(usual), "EUR")).toBe("USD|rail:150:o,card-processing:14844:o");
+    const mixed: Fee[] = [
+      { type: "rail", amount: 0, currency: "EUR", chargeTo: "receiver" },
+      { type: "fx", amount: 7, currency: "USD", chargeTo: "originator" },
+    ];
+    expect(asStored(encodeFees(mixed), "EUR")).toBe("rail:0:r,fx:7:o:USD");
+    expect(decodeFees("rail:0:r,fx:7:o:USD", "EUR")).toEqual(mixed);
+    expect(encodeFees([])).toBe("[]");
+  });
+
+  it("stored as JSON by earlier versions read as before", () => {
+    const old =
+      '[{"type":"rail","amount":150,"currency":"USD","chargeTo":"originator"},{"type":"card-processing","amount":14844,"currency":"USD","chargeTo":"originator"}]';
+    sameJson(decodeFees(old, "EUR"), JSON.parse(old));
+  });
+
+  it("fall back to JSON for what the short form cannot hold exactly", () => {
+    for (const odd of [
+      [{ type: "a:b", amount: 1, currency: "USD", chargeTo: "originator" }],
+      [{ type: "rail", amount: 1.5, currency: "USD", chargeTo: "originator" }],
+      [{ type: "rail", amount: -0, currency: "USD", chargeTo: "originator" }],
+      [{ amount: 1, type: "rail", currency: "USD", chargeTo: "originator" }],
+      [{ type: "rail", amount: 1, currency: "USD", chargeTo: "originator", extra: 1 }],
+    ] as unknown as Fee[][]) {
+      expect(encodeFees(odd).startsWith("[")).toBe(true);
+    }
+  });
+});
+
+describe("the payment's updatedAt", () => {
+  it("reads back as the very text written, for any time or text", () => {
+    const isoTimes = fc
+      .date({ min: new Date(0), max: new Date("2199-12-31T23:59:59.999Z"), noInvalidDate: true })
+      .map((d) => d.toISOString());
+    fc.assert(
+      fc.property(
+        fc.oneof(isoTimes, fc.string(), fc.constantFrom("=x", "", "2026-11-24T03:50:21Z")),
+        (text) => {
+          expect(isoOfStamp(encodePaymentTime(text))).toBe(text);
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("is 8 characters for a time of these decades, and an earlier version's ISO time passes through", () => {
+    expect(encodePaymentTime("2026-11-24T03:50:21.825Z")).toHaveLength(8);
+    expect(isoOfStamp("2026-11-24T03:50:21.825Z")).toBe("2026-11-24T03:50:21.825Z");
+  });
+});
+
+describe("history notes", () => {
+  it("read back exactly, whatever the note and payment id", () => {
+    fc.assert(
+      fc.property(
+        fc.option(fc.string({ unit: "binary" }), { nil: undefined }),
+        fc.option(fc.oneof(fc.string({ unit: "binary" }), fc.stringMatching(/^pay_[0-9a-f]{24}$/)), {
+          nil: undefined,
+        }),
+        (note, paymentId) => {
+          const stored = encodeNote(note, paymentId);
+          expect(decodeNote(stored, paymentId || undefined)).toBe(note ?? null);
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("store the payment id a change records as one mark, and read as before in a whole history", () => {
+    const id = "pay_690aaed1eedd2c6362ddc687";
+    const stored = encodeNote(`payment created: ${id}`, id);
+    expect(stored).toBe(`"payment created: ${PAYMENT_ID_MARK}"`);
+    const text = `mwu5p8sa - queued 1 "recorded"\nmwu5phik queued submitted 1 ${stored}\n`;
+    expect(parseHistory(text, id).map((e) => e.note)).toEqual(["recorded", `payment created: ${id}`]);
+    // Lines of earlier versions: the id written out, or whole JSON lines.
+    const older = `mwu5phik queued submitted 1 "payment created: ${id}"\n{"at":"2026-11-24T03:50:21.825Z","from":"submitted","to":"completed","attempt":1,"note":"x"}\n`;
+    expect(parseHistory(older, id).map((e) => e.note)).toEqual([`payment created: ${id}`, "x"]);
+  });
+});
