@@ -162,7 +162,8 @@ local att = redis.call('HGET', KEYS[1], 'attempt')
 if ARGV[1] ~= '' and ARGV[1] ~= att then return {'stale', cur, att} end
 local conditions = tonumber(ARGV[5])
 for i = 6, 5 + conditions * 2, 2 do
-  local now_value = redis.call('HGET', KEYS[1], ARGV[i]) or ''
+  -- An absent requote generation is 0 (a finished row drops a '0': below), as FENCE_SEND reads it.
+  local now_value = redis.call('HGET', KEYS[1], ARGV[i]) or (ARGV[i] == 'requoteGeneration' and '0' or '')
   if now_value ~= ARGV[i + 1] then return {'changed', cur, att} end
 end
 local first = 6 + conditions * 2
@@ -225,6 +226,11 @@ end
 -- asks when its last request was sent: what the sends needed is dropped (issue 9, point 6: Redis per row).
 if changes and paymentFinal[to] and redis.call('HEXISTS', KEYS[1], 'paymentId') == 1 then
   redis.call('HDEL', KEYS[1], ${SEND_ONLY_FIELDS.map((f) => `'${f}'`).join(", ")})
+  -- Readers take an absent generation for 0 (batch-store.ts rowFrom, the scripts here); any other
+  -- generation stays, as the row's Idempotency-Key shown in its result is derived from it.
+  if redis.call('HGET', KEYS[1], 'requoteGeneration') == '0' then
+    redis.call('HDEL', KEYS[1], 'requoteGeneration')
+  end
 end
 if changes or note ~= 'null' then
   append_history(KEYS[1], history_line(now, cur, to, att, note))

@@ -155,6 +155,17 @@ describe("row changes", () => {
     await store.changeRow(batchId, paid, { to: "completed", fields: { paymentStatus: "completed" } });
     expect(await present(paid)).toBe(0);
     expect(await store.getRow(batchId, paid)).toMatchObject({ state: "completed", paymentId: "pay_1" });
+    // A requote generation of 0 goes too, and still reads (and is compared) as 0.
+    expect(await redis.hexists(store.keys.row(batchId, paid), "requoteGeneration")).toBe(0);
+    expect((await store.getRow(batchId, paid))!.requoteGeneration).toBe(0);
+    expect(
+      (await store.changeRow(batchId, paid, { expect: { requoteGeneration: 0 }, fields: { errorCode: "X" } }))
+        .outcome,
+    ).toBe("terminal");
+    expect(
+      (await store.changeRow(batchId, paid, { expect: { requoteGeneration: 1 }, fields: { errorCode: "X" } }))
+        .outcome,
+    ).toBe("changed");
     // A row whose outcome is unknown keeps its in-doubt window (an operator retry waits for it), and a
     // row given up without a payment keeps everything: neither is a terminal payment.
     await store.changeRow(batchId, errored, { to: "error", fields: { errorCode: "TIMEOUT" } });
