@@ -5,15 +5,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseHistory } from "../../../src/batches/batch-store.js";
-import {
-  decodeFees,
-  decodeNote,
-  encodeFees,
-  encodeNote,
-  encodePaymentTime,
-  isoOfStamp,
-  PAYMENT_ID_MARK,
-} from "../../../src/batches/row-fields.js";
+import * as fields from "../../../src/batches/row-fields.js";
 import type { Fee } from "../../../src/payouts-api/wire-types.js";
 
 const currency = fc.constantFrom("USD", "EUR", "JPY", "GBP", "usd", "US", "");
@@ -48,10 +40,10 @@ describe("fees", () => {
   it("read back exactly, in any row currency, with or without the script dropping the row's currency", () => {
     fc.assert(
       fc.property(fees, fc.constantFrom("USD", "EUR", "JPY"), (list, rowCurrency) => {
-        const encoded = encodeFees(list);
-        sameJson(decodeFees(encoded, rowCurrency), list);
-        sameJson(decodeFees(asStored(encoded, rowCurrency), rowCurrency), list);
-        expect(decodeFees(asStored(encoded, rowCurrency), rowCurrency)).toEqual(list);
+        const encoded = fields.encodeFees(list);
+        sameJson(fields.decodeFees(encoded, rowCurrency), list);
+        sameJson(fields.decodeFees(asStored(encoded, rowCurrency), rowCurrency), list);
+        expect(fields.decodeFees(asStored(encoded, rowCurrency), rowCurrency)).toEqual(list);
       }),
       { numRuns: 2000 },
     );
@@ -62,21 +54,21 @@ describe("fees", () => {
       { type: "rail", amount: 150, currency: "USD", chargeTo: "originator" },
       { type: "card-processing", amount: 14844, currency: "USD", chargeTo: "originator" },
     ];
-    expect(asStored(encodeFees(usual), "USD")).toBe("rail:150:o,card-processing:14844:o");
-    expect(asStored(encodeFees(usual), "EUR")).toBe("USD|rail:150:o,card-processing:14844:o");
+    expect(asStored(fields.encodeFees(usual), "USD")).toBe("rail:150:o,card-processing:14844:o");
+    expect(asStored(fields.encodeFees(usual), "EUR")).toBe("USD|rail:150:o,card-processing:14844:o");
     const mixed: Fee[] = [
       { type: "rail", amount: 0, currency: "EUR", chargeTo: "receiver" },
       { type: "fx", amount: 7, currency: "USD", chargeTo: "originator" },
     ];
-    expect(asStored(encodeFees(mixed), "EUR")).toBe("rail:0:r,fx:7:o:USD");
-    expect(decodeFees("rail:0:r,fx:7:o:USD", "EUR")).toEqual(mixed);
-    expect(encodeFees([])).toBe("[]");
+    expect(asStored(fields.encodeFees(mixed), "EUR")).toBe("rail:0:r,fx:7:o:USD");
+    expect(fields.decodeFees("rail:0:r,fx:7:o:USD", "EUR")).toEqual(mixed);
+    expect(fields.encodeFees([])).toBe("[]");
   });
 
   it("stored as JSON by earlier versions read as before", () => {
     const old =
       '[{"type":"rail","amount":150,"currency":"USD","chargeTo":"originator"},{"type":"card-processing","amount":14844,"currency":"USD","chargeTo":"originator"}]';
-    sameJson(decodeFees(old, "EUR"), JSON.parse(old));
+    sameJson(fields.decodeFees(old, "EUR"), JSON.parse(old));
   });
 
   it("fall back to JSON for what the short form cannot hold exactly", () => {
@@ -87,7 +79,7 @@ describe("fees", () => {
       [{ amount: 1, type: "rail", currency: "USD", chargeTo: "originator" }],
       [{ type: "rail", amount: 1, currency: "USD", chargeTo: "originator", extra: 1 }],
     ] as unknown as Fee[][]) {
-      expect(encodeFees(odd).startsWith("[")).toBe(true);
+      expect(fields.encodeFees(odd).startsWith("[")).toBe(true);
     }
   });
 });
@@ -101,7 +93,7 @@ describe("the payment's updatedAt", () => {
       fc.property(
         fc.oneof(isoTimes, fc.string(), fc.constantFrom("=x", "", "2026-11-24T03:50:21Z")),
         (text) => {
-          expect(isoOfStamp(encodePaymentTime(text))).toBe(text);
+          expect(fields.isoOfStamp(fields.encodePaymentTime(text))).toBe(text);
         },
       ),
       { numRuns: 3000 },
@@ -109,8 +101,8 @@ describe("the payment's updatedAt", () => {
   });
 
   it("is 8 characters for a time of these decades, and an earlier version's ISO time passes through", () => {
-    expect(encodePaymentTime("2026-11-24T03:50:21.825Z")).toHaveLength(8);
-    expect(isoOfStamp("2026-11-24T03:50:21.825Z")).toBe("2026-11-24T03:50:21.825Z");
+    expect(fields.encodePaymentTime("2026-11-24T03:50:21.825Z")).toHaveLength(8);
+    expect(fields.isoOfStamp("2026-11-24T03:50:21.825Z")).toBe("2026-11-24T03:50:21.825Z");
   });
 });
 
@@ -123,8 +115,8 @@ describe("history notes", () => {
           nil: undefined,
         }),
         (note, paymentId) => {
-          const stored = encodeNote(note, paymentId);
-          expect(decodeNote(stored, paymentId || undefined)).toBe(note ?? null);
+          const stored = fields.encodeNote(note, paymentId);
+          expect(fields.decodeNote(stored, paymentId || undefined)).toBe(note ?? null);
         },
       ),
       { numRuns: 3000 },
@@ -133,8 +125,8 @@ describe("history notes", () => {
 
   it("store the payment id a change records as one mark, and read as before in a whole history", () => {
     const id = "pay_690aaed1eedd2c6362ddc687";
-    const stored = encodeNote(`payment created: ${id}`, id);
-    expect(stored).toBe(`"payment created: ${PAYMENT_ID_MARK}"`);
+    const stored = fields.encodeNote(`payment created: ${id}`, id);
+    expect(stored).toBe(`"payment created: ${fields.PAYMENT_ID_MARK}"`);
     const text = `mwu5p8sa - queued 1 "recorded"\nmwu5phik queued submitted 1 ${stored}\n`;
     expect(parseHistory(text, id).map((e) => e.note)).toEqual(["recorded", `payment created: ${id}`]);
     // Lines of earlier versions: the id written out, or whole JSON lines.
