@@ -28,7 +28,7 @@
  * The bucket keys are derived in the script from the declared day keys (listing every bucket an id
  * might be in would be up to 40 keys an id); Redis allows undeclared keys of the call's own slot.
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { defineLuaScript, runScript } from "../batches/index.js";
 import type { RedisClient } from "../redis/index.js";
 
@@ -56,7 +56,8 @@ export interface DedupeId {
 }
 
 export function dedupeId(messageId: string): DedupeId {
-  const sha = createHash("sha256").update(messageId).digest();
+  // The one-shot hash: about half the time of a Hash object, on every delivery.
+  const sha = hash("sha256", messageId, "buffer");
   return {
     digest: sha.subarray(0, 8),
     hash: sha.readUInt32BE(8),
