@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import type { RedisClient } from "../redis/index.js";
 import { REFERENCE_REUSED } from "./adopt-payment.js";
+import { RECORDED_NOTE_CODE } from "./row-fields.js";
 import {
   luaAdoptableFromErrorTable,
   luaGiveUpTable,
@@ -115,7 +116,7 @@ for i = 3, #KEYS do
     local attempt = ARGV[4 + (i - 3) * 3]
     redis.call('HSET', key, 'state', 'queued', 'attempt', attempt, 'requoteGeneration', '0',
       'currency', currency, 'amount', amount, 'updatedAt', now,
-      'history', history_line(now, nil, 'queued', attempt, '"recorded"'))
+      'history', history_line(now, nil, 'queued', attempt, '${RECORDED_NOTE_CODE}'))
     redis.call('HINCRBY', KEYS[1], 'queued', 1)
     redis.call('HINCRBY', KEYS[2], 'queued|' .. currency, tonumber(amount))
     created = created + 1

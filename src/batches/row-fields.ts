@@ -15,6 +15,10 @@
  *   only be this mark. Before the row's `paymentId` changes or goes (a new attempt), the scripts put
  *   the old id back into the lines that hold the mark (redis-scripts.ts), so the mark always means
  *   the row's current payment.
+ * - the notes every paid row gets (`recorded`, `payment created: `, `reconciled: payment `...) by a
+ *   code: `~<letter><rest>`, where the letter stands for the note's usual beginning and `<rest>` is
+ *   the remainder as it appears inside the JSON string (mark included). A stored note starting with
+ *   `~` can only be a code, since JSON text never does. About 55 B of a paid row's 3 history lines.
  *
  * Processes of an earlier version cannot read these forms: upgrade every process of an installation
  * together (rows they wrote are read by this version).
@@ -98,12 +102,33 @@ export function decodeFees(text: string, rowCurrency: string | undefined): Fee[]
 /** Stands for the row's payment id in a stored history note (see the module comment). */
 export const PAYMENT_ID_MARK = "\u0001";
 
+/**
+ * The usual beginnings of history notes, by code letter (see the module comment). Letters are never
+ * reused for another text: rows stored with a code must read the same after any upgrade. Longest
+ * first where one begins another, so the encoder picks the longest that fits.
+ */
+const NOTE_CODES: ReadonlyArray<readonly [code: string, start: string]> = [
+  ["r", "recorded"],
+  ["c", "payment created: "],
+  ["p", "reconciled: payment "],
+  ["a", "adopted our earlier payment: "],
+  ["e", "an earlier attempt's payment exists: "],
+  ["q", "fx quote stored"],
+];
+const NOTE_START_OF_CODE: ReadonlyMap<string, string> = new Map(NOTE_CODES);
+/** How the Lua scripts write the note of a newly recorded row (redis-scripts.ts). */
+export const RECORDED_NOTE_CODE = "~r";
+
 /** A note as a history line stores it: JSON, the payment id this change records replaced by the mark. */
 export function encodeNote(note: string | undefined, paymentId: string | null | undefined): string {
-  const json = note === undefined ? "null" : JSON.stringify(note);
-  if (!paymentId) return json;
-  const quoted = JSON.stringify(paymentId).slice(1, -1);
-  return json.split(quoted).join(PAYMENT_ID_MARK);
+  let json = note === undefined ? "null" : JSON.stringify(note);
+  if (paymentId) json = json.split(JSON.stringify(paymentId).slice(1, -1)).join(PAYMENT_ID_MARK);
+  if (note === undefined) return json;
+  for (const [code, start] of NOTE_CODES) {
+    // The start as it appears inside the JSON string (these starts need no escaping).
+    if (json.startsWith(`"${start}`)) return `~${code}${json.slice(start.length + 1, -1)}`;
+  }
+  return json;
 }
 
 /** A stored note back as written: the mark replaced by the row's payment id. */
@@ -111,6 +136,11 @@ export function decodeNote(stored: string, paymentId: string | undefined): strin
   // Without a payment id (the scripts never leave the mark then) the mark reads as the character it
   // is, rather than making the whole row unreadable.
   const id = paymentId === undefined ? "\\u0001" : JSON.stringify(paymentId).slice(1, -1);
-  const json = stored.includes(PAYMENT_ID_MARK) ? stored.split(PAYMENT_ID_MARK).join(id) : stored;
+  let json = stored.includes(PAYMENT_ID_MARK) ? stored.split(PAYMENT_ID_MARK).join(id) : stored;
+  if (json.startsWith("~")) {
+    const start = NOTE_START_OF_CODE.get(json.charAt(1));
+    if (start === undefined) throw new Error(`unreadable stored note code "${json.slice(0, 2)}"`);
+    json = `"${start}${json.slice(2)}"`;
+  }
   return JSON.parse(json || "null") as string | null;
 }

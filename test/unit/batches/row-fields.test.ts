@@ -110,7 +110,25 @@ describe("history notes", () => {
   it("read back exactly, whatever the note and payment id", () => {
     fc.assert(
       fc.property(
-        fc.option(fc.string({ unit: "binary" }), { nil: undefined }),
+        fc.option(
+          fc.oneof(
+            fc.string({ unit: "binary" }),
+            // Notes that begin as the coded ones do, and may go on with anything (or name the payment).
+            fc
+              .tuple(
+                fc.constantFrom(
+                  "recorded",
+                  "payment created: ",
+                  "reconciled: payment ",
+                  "fx quote stored",
+                  "~r",
+                ),
+                fc.oneof(fc.string({ unit: "binary" }), fc.constantFrom("", "completed", "pay_1", '"\\')),
+              )
+              .map(([start, rest]) => start + rest),
+          ),
+          { nil: undefined },
+        ),
         fc.option(fc.oneof(fc.string({ unit: "binary" }), fc.stringMatching(/^pay_[0-9a-f]{24}$/)), {
           nil: undefined,
         }),
@@ -126,11 +144,22 @@ describe("history notes", () => {
   it("store the payment id a change records as one mark, and read as before in a whole history", () => {
     const id = "pay_690aaed1eedd2c6362ddc687";
     const stored = fields.encodeNote(`payment created: ${id}`, id);
-    expect(stored).toBe(`"payment created: ${fields.PAYMENT_ID_MARK}"`);
-    const text = `mwu5p8sa - queued 1 "recorded"\nmwu5phik queued submitted 1 ${stored}\n`;
-    expect(parseHistory(text, id).map((e) => e.note)).toEqual(["recorded", `payment created: ${id}`]);
+    expect(stored).toBe(`~c${fields.PAYMENT_ID_MARK}`);
+    expect(fields.encodeNote("reconciled: payment completed", id)).toBe("~pcompleted");
+    const text = `mwu5p8sa - queued 1 ${fields.RECORDED_NOTE_CODE}\nmwu5phik queued submitted 1 ${stored}\nmwu5ptyi submitted completed 1 ~pcompleted\n`;
+    expect(parseHistory(text, id).map((e) => e.note)).toEqual([
+      "recorded",
+      `payment created: ${id}`,
+      "reconciled: payment completed",
+    ]);
+    // The scripts write the old payment id over the mark before the row's id changes (redis-scripts.ts).
+    expect(parseHistory(`mwu5phik queued submitted 1 ~cpay_old\n`, "pay_new")[0]!.note).toBe(
+      "payment created: pay_old",
+    );
+    // A note that is not JSON and has no known code is an error, not a silent wrong note.
+    expect(() => fields.decodeNote("~Z", id)).toThrow(/note code/);
     // Lines of earlier versions: the id written out, or whole JSON lines.
-    const older = `mwu5phik queued submitted 1 "payment created: ${id}"\n{"at":"2026-11-24T03:50:21.825Z","from":"submitted","to":"completed","attempt":1,"note":"x"}\n`;
-    expect(parseHistory(older, id).map((e) => e.note)).toEqual([`payment created: ${id}`, "x"]);
+    const older = `mwu5p8sa - queued 1 "recorded"\nmwu5phik queued submitted 1 "payment created: ${id}"\n{"at":"2026-11-24T03:50:21.825Z","from":"submitted","to":"completed","attempt":1,"note":"x"}\n`;
+    expect(parseHistory(older, id).map((e) => e.note)).toEqual(["recorded", `payment created: ${id}`, "x"]);
   });
 });
