@@ -1,24 +1,42 @@
 /**
- * One stored payment, kept compact so the sandbox can hold millions: one object with a fixed shape
- * per payment (no response object, no ISO strings, no fee list), the strings shared with the
- * request, the accounts and the indexes. The response form (`toPayment`) is rendered when asked for;
- * fees follow from the status (recorded when the payment went `in-progress`, which every completed or
- * failed payment did, and a canceled one never did).
+ * The sandbox's payments, stored by columns so that it can hold millions: payment number `slot`
+ * (0, 1, 2, … in creation order) is element `slot` of a set of typed arrays. A JS object per payment
+ * costs its header and 8 bytes per field, plus its strings, plus a Map entry to find it (~1 KB a
+ * payment in all); a row of typed arrays costs ~60 bytes and the garbage collector never walks it.
  *
- * `createdView` renders the response the create answered (201), which an idempotent replay sends
- * again: status `scheduled`, no fees, `updatedAt` = `createdAt`, and the memo, note and metadata as
- * created. Those three can change by PATCH while scheduled; the first edit keeps their creation
- * values (`Rare.asCreated`), so a replay never shows a later state.
+ * - Enumerations (status, delivery preference, originating account type) are one byte each.
+ * - Accounts, entities and currencies are indexes into small tables of the few that exist.
+ * - Amounts and times are Float64 (exact for any integer amount and any epoch millisecond).
+ * - externalId, memo, note and metadata keys and values are ids in one `StringTable`: a repeated
+ *   value (a batch id on every row, a note) is kept once, and a row key equal to the externalId is
+ *   the same id.
+ * - Metadata is a "shape" (its list of keys, interned) and the value ids in one shared pool.
+ * - What few payments have (compliance, attachment, fx, creation values of edited fields) is in a
+ *   side Map, by slot, only for those payments.
+ * - The id is computed from the slot (payment-ids.ts), so no id string and no Map by id are kept.
+ *
+ * `StoredPayment` is a short-lived handle on one slot: what the rest of the sandbox passes around
+ * and reads fields from; handles are made on demand and never stored per payment.
+ *
+ * The response form (`toPayment`) is rendered when asked for; fees follow from the status (recorded
+ * when the payment went `in-progress`, which every completed or failed payment did, and a canceled
+ * one never did). `createdView` renders the response the create answered (201), which an idempotent
+ * replay sends again: status `scheduled`, no fees, `updatedAt` = `createdAt`, and the memo, note and
+ * metadata as created. Those three can change by PATCH while scheduled; the first edit keeps their
+ * creation values (`Rare.asCreated`), so a replay never shows a later state.
  */
 import {
   type Account,
+  AccountType,
   DeliveryPreference,
   type Payment,
   type PaymentCreate,
-  type PaymentStatus,
+  PaymentStatus,
 } from "../payouts-api/wire-types.js";
 import type { Listable } from "./pagination.js";
-import { feesFor, type PaymentOutcome } from "./rules.js";
+import { PaymentIds } from "./payment-ids.js";
+import { feesFor, outcomeForAmount, type PaymentOutcome } from "./rules.js";
+import { grown, SlotList, SmallTable, StringTable } from "./string-table.js";
 
 type Compliance = NonNullable<Payment["compliance"]>;
 type PaymentFx = NonNullable<Payment["fx"]>;
@@ -31,7 +49,6 @@ interface Editable {
 }
 
 export interface NewStoredPayment {
-  id: string;
   seq: number;
   createdMs: number;
   entityId: string;
@@ -39,13 +56,12 @@ export interface NewStoredPayment {
   currency: string;
   originatingAccountId: string;
   receivingAccountId: string;
+  /** Set for a conversion; its `debitAmount` is the USD debit (otherwise the debit is `body.amount`). */
   fx: PaymentFx | undefined;
-  usdAmount: number;
-  outcome: PaymentOutcome;
   originatingType: Account["type"];
 }
 
-/** What few payments have, kept out of line so the others pay one empty field for all of it. */
+/** What few payments have, kept out of line so the others pay nothing for it. */
 interface Rare {
   compliance: Compliance | undefined;
   attachmentId: string | undefined;
@@ -54,88 +70,261 @@ interface Rare {
   asCreated: Editable | undefined;
 }
 
-/**
- * Times are kept as milliseconds after the first payment's creation: small integers, which V8 keeps
- * in the field itself, where an epoch millisecond would be a separate heap number per field.
- */
-let timeBase: number | undefined;
-function toStored(ms: number): number {
-  timeBase ??= ms;
-  return ms - timeBase;
-}
-const fromStored = (stored: number): number => stored + (timeBase as number);
+const STATUSES = PaymentStatus.options;
+const PREFERENCES = DeliveryPreference.options;
+const ACCOUNT_TYPES = AccountType.options;
+const STATUS_CODE = new Map(STATUSES.map((s, i) => [s, i]));
+const PREFERENCE_CODE = new Map(PREFERENCES.map((p, i) => [p, i]));
+const ACCOUNT_TYPE_CODE = new Map(ACCOUNT_TYPES.map((t, i) => [t, i]));
 
-/** The one copy of each delivery preference, instead of the request's own string per payment. */
-const PREFERENCES = new Map(DeliveryPreference.options.map((p) => [p, p]));
-const sharedPreference = (p: DeliveryPreference): DeliveryPreference => PREFERENCES.get(p) ?? p;
+export const statusCode = (status: PaymentStatus): number => STATUS_CODE.get(status) as number;
+export const statusOf = (code: number): PaymentStatus => STATUSES[code] as PaymentStatus;
 
 /** Statuses a payment only reaches through `in-progress`, where its fees were recorded. */
 const HAS_FEES: ReadonlySet<PaymentStatus> = new Set(["in-progress", "completed", "failed"]);
 
+const NONE = -1;
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export class StoredPayment implements Listable {
-  readonly id: string;
-  readonly seq: number;
-  private readonly created: number;
-  private updated: number;
-  readonly entityId: string;
-  readonly externalId: string | undefined;
-  metadata: Record<string, string> | undefined;
-  status: PaymentStatus = "scheduled";
-  readonly deliveryPreference: DeliveryPreference;
-  readonly amount: number;
-  readonly currency: string;
-  readonly originatingAccountId: string;
-  readonly receivingAccountId: string;
-  payerMemo: string | undefined;
-  recipientNote: string | undefined;
-  /** USD minor units debited before fees. */
-  readonly usdAmount: number;
-  readonly outcome: PaymentOutcome;
-  readonly originatingType: Account["type"];
-  private rare: Rare | undefined;
+/** The columns. Fields are public to the store (payment-store.ts) and the handle; nothing else. */
+export class PaymentTable {
+  capacity = 1024;
+  length = 0;
+  status = new Uint8Array(this.capacity);
+  preference = new Uint8Array(this.capacity);
+  originatingType = new Uint8Array(this.capacity);
+  currency = new Uint16Array(this.capacity);
+  entity = new Uint32Array(this.capacity);
+  originating = new Uint32Array(this.capacity);
+  receiving = new Uint32Array(this.capacity);
+  seq = new Float64Array(this.capacity);
+  amount = new Float64Array(this.capacity);
+  created = new Float64Array(this.capacity);
+  updated = new Float64Array(this.capacity);
+  /** String ids, NONE when absent. */
+  externalId = new Int32Array(this.capacity).fill(NONE);
+  payerMemo = new Int32Array(this.capacity).fill(NONE);
+  recipientNote = new Int32Array(this.capacity).fill(NONE);
+  /** Metadata shape id (NONE: no metadata) and where its values start in `metaValues`. */
+  metaShape = new Int32Array(this.capacity).fill(NONE);
+  metaAt = new Uint32Array(this.capacity);
 
-  constructor(p: NewStoredPayment) {
-    this.id = p.id;
-    this.seq = p.seq;
-    this.created = toStored(p.createdMs);
-    this.updated = this.created;
-    this.entityId = p.entityId;
-    this.externalId = p.body.externalId;
-    this.metadata = p.body.metadata;
-    this.deliveryPreference = sharedPreference(p.body.deliveryPreference);
-    this.amount = p.body.amount;
-    this.currency = p.currency;
-    this.originatingAccountId = p.originatingAccountId;
-    this.receivingAccountId = p.receivingAccountId;
-    this.payerMemo = p.body.payerMemo;
-    this.recipientNote = p.body.recipientNote;
-    this.usdAmount = p.usdAmount;
-    this.outcome = p.outcome;
-    this.originatingType = p.originatingType;
-    const { compliance, attachmentId } = p.body;
+  readonly strings = new StringTable();
+  readonly accounts = new SmallTable<string>();
+  readonly entities = new SmallTable<string>();
+  readonly currencies = new SmallTable<string>();
+  readonly ids = new PaymentIds();
+  /** Value string ids of every payment's metadata, back to back (an edit appends a new run). */
+  readonly metaValues = new SlotList(1024);
+  /** Shape id → its key string ids in order; and the shapes by their key ids joined. */
+  readonly shapes: number[][] = [];
+  private readonly shapeIds = new Map<string, number>();
+  readonly rare = new Map<number, Rare>();
+
+  /** Appends a payment in status `scheduled`; returns its slot. */
+  append(p: NewStoredPayment): number {
+    if (this.length === this.capacity) this.grow();
+    const slot = this.length++;
+    const body = p.body;
+    this.status[slot] = statusCode("scheduled");
+    this.preference[slot] = PREFERENCE_CODE.get(body.deliveryPreference) as number;
+    this.originatingType[slot] = ACCOUNT_TYPE_CODE.get(p.originatingType) as number;
+    this.currency[slot] = this.currencies.intern(p.currency);
+    this.entity[slot] = this.entities.intern(p.entityId);
+    this.originating[slot] = this.accounts.intern(p.originatingAccountId);
+    this.receiving[slot] = this.accounts.intern(p.receivingAccountId);
+    this.seq[slot] = p.seq;
+    this.amount[slot] = body.amount;
+    this.created[slot] = p.createdMs;
+    this.updated[slot] = p.createdMs;
+    this.externalId[slot] = this.stringId(body.externalId);
+    this.payerMemo[slot] = this.stringId(body.payerMemo);
+    this.recipientNote[slot] = this.stringId(body.recipientNote);
+    this.writeMetadata(slot, body.metadata);
+    const { compliance, attachmentId } = body;
     if (compliance || attachmentId || p.fx) {
-      this.rare = { compliance, attachmentId, fx: p.fx, asCreated: undefined };
+      this.rare.set(slot, { compliance, attachmentId, fx: p.fx, asCreated: undefined });
     }
+    return slot;
+  }
+
+  stringId(s: string | undefined): number {
+    return s === undefined ? NONE : this.strings.intern(s);
+  }
+
+  string(id: number): string | undefined {
+    return id === NONE ? undefined : this.strings.get(id);
+  }
+
+  /** Sets a payment's metadata (a new run of values; the old run stays behind, unreferenced). */
+  writeMetadata(slot: number, metadata: Record<string, string> | undefined): void {
+    if (metadata === undefined) {
+      this.metaShape[slot] = NONE;
+      return;
+    }
+    const keys = Object.keys(metadata);
+    const keyIds = keys.map((k) => this.strings.intern(k));
+    const shapeKey = keyIds.join(",");
+    let shape = this.shapeIds.get(shapeKey);
+    if (shape === undefined) {
+      shape = this.shapes.length;
+      this.shapes.push(keyIds);
+      this.shapeIds.set(shapeKey, shape);
+    }
+    this.metaShape[slot] = shape;
+    this.metaAt[slot] = this.metaValues.length;
+    for (const k of keys) this.metaValues.push(this.strings.intern(metadata[k] as string));
+  }
+
+  /** The (key id, value id) pairs of a payment's metadata, in key order. */
+  metadataPairs(slot: number): [number, number][] {
+    const shape = this.metaShape[slot] as number;
+    if (shape === NONE) return [];
+    const keys = this.shapes[shape] as number[];
+    const at = this.metaAt[slot] as number;
+    return keys.map((k, i) => [k, this.metaValues.at(at + i)]);
+  }
+
+  /** The metadata object as stored (a new object each time), or undefined. */
+  metadata(slot: number): Record<string, string> | undefined {
+    if (this.metaShape[slot] === NONE) return undefined;
+    // fromEntries defines own properties, so even a "__proto__" key comes back as sent.
+    return Object.fromEntries(
+      this.metadataPairs(slot).map(([k, v]) => [this.strings.get(k), this.strings.get(v)]),
+    );
+  }
+
+  /** The value of metadata key `keyId` for this payment, or NONE. */
+  metadataValue(slot: number, keyId: number): number {
+    const shape = this.metaShape[slot] as number;
+    if (shape === NONE) return NONE;
+    const i = (this.shapes[shape] as number[]).indexOf(keyId);
+    return i < 0 ? NONE : this.metaValues.at((this.metaAt[slot] as number) + i);
+  }
+
+  private grow(): void {
+    const n = this.capacity * 2;
+    this.status = grown(this.status, n);
+    this.preference = grown(this.preference, n);
+    this.originatingType = grown(this.originatingType, n);
+    this.currency = grown(this.currency, n);
+    this.entity = grown(this.entity, n);
+    this.originating = grown(this.originating, n);
+    this.receiving = grown(this.receiving, n);
+    this.seq = grown(this.seq, n);
+    this.amount = grown(this.amount, n);
+    this.created = grown(this.created, n);
+    this.updated = grown(this.updated, n);
+    this.externalId = grown(this.externalId, n, NONE);
+    this.payerMemo = grown(this.payerMemo, n, NONE);
+    this.recipientNote = grown(this.recipientNote, n, NONE);
+    this.metaShape = grown(this.metaShape, n, NONE);
+    this.metaAt = grown(this.metaAt, n);
+    this.capacity = n;
+  }
+}
+
+/** A handle on one stored payment: reads (and the few writes PATCH makes) go to the columns. */
+export class StoredPayment implements Listable {
+  constructor(
+    private readonly t: PaymentTable,
+    readonly slot: number,
+  ) {}
+
+  get id(): string {
+    return this.t.ids.encode(this.slot);
+  }
+
+  get seq(): number {
+    return this.t.seq[this.slot] as number;
   }
 
   get createdMs(): number {
-    return fromStored(this.created);
+    return this.t.created[this.slot] as number;
   }
 
   get updatedMs(): number {
-    return fromStored(this.updated);
+    return this.t.updated[this.slot] as number;
   }
 
   set updatedMs(ms: number) {
-    this.updated = toStored(ms);
+    this.t.updated[this.slot] = ms;
+  }
+
+  get entityId(): string {
+    return this.t.entities.get(this.t.entity[this.slot] as number);
+  }
+
+  get externalId(): string | undefined {
+    return this.t.string(this.t.externalId[this.slot] as number);
+  }
+
+  get metadata(): Record<string, string> | undefined {
+    return this.t.metadata(this.slot);
+  }
+
+  get status(): PaymentStatus {
+    return statusOf(this.t.status[this.slot] as number);
+  }
+
+  get deliveryPreference(): DeliveryPreference {
+    return PREFERENCES[this.t.preference[this.slot] as number] as DeliveryPreference;
+  }
+
+  get amount(): number {
+    return this.t.amount[this.slot] as number;
+  }
+
+  get currency(): string {
+    return this.t.currencies.get(this.t.currency[this.slot] as number);
+  }
+
+  get originatingAccountId(): string {
+    return this.t.accounts.get(this.t.originating[this.slot] as number);
+  }
+
+  get receivingAccountId(): string {
+    return this.t.accounts.get(this.t.receiving[this.slot] as number);
+  }
+
+  get payerMemo(): string | undefined {
+    return this.t.string(this.t.payerMemo[this.slot] as number);
+  }
+
+  set payerMemo(memo: string | undefined) {
+    this.t.payerMemo[this.slot] = this.t.stringId(memo);
+  }
+
+  get recipientNote(): string | undefined {
+    return this.t.string(this.t.recipientNote[this.slot] as number);
+  }
+
+  set recipientNote(note: string | undefined) {
+    this.t.recipientNote[this.slot] = this.t.stringId(note);
+  }
+
+  /** USD minor units debited before fees: the converted debit for an fx payment, else the amount. */
+  get usdAmount(): number {
+    return this.t.rare.get(this.slot)?.fx?.debitAmount ?? this.amount;
+  }
+
+  /** How the payment ends, from its amount's trigger digits (rules.ts). */
+  get outcome(): PaymentOutcome {
+    return outcomeForAmount(this.amount);
+  }
+
+  get originatingType(): Account["type"] {
+    return ACCOUNT_TYPES[this.t.originatingType[this.slot] as number] as Account["type"];
   }
 
   /** Keeps the creation values of the editable fields before the first edit. */
   beforeEdit(): void {
-    this.rare ??= { compliance: undefined, attachmentId: undefined, fx: undefined, asCreated: undefined };
-    this.rare.asCreated ??= {
+    let rare = this.t.rare.get(this.slot);
+    if (!rare) {
+      rare = { compliance: undefined, attachmentId: undefined, fx: undefined, asCreated: undefined };
+      this.t.rare.set(this.slot, rare);
+    }
+    rare.asCreated ??= {
       payerMemo: this.payerMemo,
       recipientNote: this.recipientNote,
       metadata: this.metadata,
@@ -144,19 +333,21 @@ export class StoredPayment implements Listable {
 
   /** The payment as `GET /payments/{id}` answers it now. */
   toPayment(): Payment {
-    return this.render(this.status, this, this.updated);
+    return this.render(this.status, this, this.updatedMs);
   }
 
   /** The payment as its create answered it (201), for an idempotent replay. */
   createdView(): Payment {
-    return this.render("scheduled", this.rare?.asCreated ?? this, this.created);
+    return this.render("scheduled", this.t.rare.get(this.slot)?.asCreated ?? this, this.createdMs);
   }
 
   /** The response form, keys in the order the service sends them. */
-  private render(status: PaymentStatus, editable: Editable, updated: number): Payment {
+  private render(status: PaymentStatus, editable: Editable, updatedMs: number): Payment {
     const { payerMemo, recipientNote, metadata } = editable;
-    const { compliance, attachmentId, fx } = this.rare ?? NO_RARE;
-    const createdAt = iso(fromStored(this.created));
+    const { compliance, attachmentId, fx } = this.t.rare.get(this.slot) ?? NO_RARE;
+    const createdMs = this.createdMs;
+    const createdAt = iso(createdMs);
+    const externalId = this.externalId;
     return {
       id: this.id,
       status,
@@ -171,10 +362,10 @@ export class StoredPayment implements Listable {
       ...(attachmentId ? { attachmentId } : {}),
       fees: HAS_FEES.has(status) ? feesFor(this) : [],
       ...(fx ? { fx: { ...fx } } : {}),
-      ...(this.externalId !== undefined ? { externalId: this.externalId } : {}),
+      ...(externalId !== undefined ? { externalId } : {}),
       ...(metadata ? { metadata } : {}),
       createdAt,
-      updatedAt: updated === this.created ? createdAt : iso(fromStored(updated)),
+      updatedAt: updatedMs === createdMs ? createdAt : iso(updatedMs),
     };
   }
 }

@@ -18,11 +18,10 @@ import {
 } from "../payouts-api/wire-types.js";
 import { badRequest, conflict, forbidden, notFound, parseOrThrow, validationError } from "./errors.js";
 import { checkQuote, type FxPrice, hasRate, priceForeignAmount } from "./fx.js";
-import { newId } from "./ids.js";
 import { computeLimitations } from "./owners.js";
 import { type ListQuery, cursorOf as listCursorOf } from "./pagination.js";
-import { StoredPayment } from "./payment-record.js";
-import { fastPaymentEligibility, outcomeForAmount } from "./rules.js";
+import type { StoredPayment } from "./payment-record.js";
+import { fastPaymentEligibility } from "./rules.js";
 import type { SandboxState } from "./state.js";
 
 /** Chooses the payload shape by `deliveryPreference`, as the spec says, and validates it. */
@@ -237,8 +236,7 @@ export function createPayment(
     rate = check.quote.price.usdToForeignRate;
   }
 
-  const stored = new StoredPayment({
-    id: newId("pay"),
+  const stored = state.payments.add({
     seq: state.nextSeq(),
     createdMs: state.now(),
     entityId,
@@ -250,11 +248,8 @@ export function createPayment(
       decision.converts && rate !== undefined
         ? { debitAmount: usdAmount, usdToForeignRate: rate }
         : undefined,
-    usdAmount,
-    outcome: outcomeForAmount(body.amount),
     originatingType: originating.type,
   });
-  state.payments.add(stored);
   state.emit("api.payment.created", {
     id: stored.id,
     entityId,
