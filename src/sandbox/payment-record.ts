@@ -7,6 +7,7 @@
  * - Enumerations (status, delivery preference, originating account type) are one byte each.
  * - Accounts, entities and currencies are indexes into small tables of the few that exist.
  * - Amounts and times are Float64 (exact for any integer amount and any epoch millisecond).
+ * - The slot is the insertion sequence that breaks createdAt ties, so no sequence is stored.
  * - externalId, memo, note and metadata keys and values are ids in one `StringTable`: a repeated
  *   value (a batch id on every row, a note) is kept once, and a row key equal to the externalId is
  *   the same id.
@@ -49,7 +50,6 @@ interface Editable {
 }
 
 export interface NewStoredPayment {
-  seq: number;
   createdMs: number;
   entityId: string;
   body: PaymentCreate;
@@ -97,7 +97,6 @@ export class PaymentTable {
   entity = new Uint32Array(this.capacity);
   originating = new Uint32Array(this.capacity);
   receiving = new Uint32Array(this.capacity);
-  seq = new Float64Array(this.capacity);
   amount = new Float64Array(this.capacity);
   created = new Float64Array(this.capacity);
   updated = new Float64Array(this.capacity);
@@ -133,7 +132,6 @@ export class PaymentTable {
     this.entity[slot] = this.entities.intern(p.entityId);
     this.originating[slot] = this.accounts.intern(p.originatingAccountId);
     this.receiving[slot] = this.accounts.intern(p.receivingAccountId);
-    this.seq[slot] = p.seq;
     this.amount[slot] = body.amount;
     this.created[slot] = p.createdMs;
     this.updated[slot] = p.createdMs;
@@ -211,7 +209,6 @@ export class PaymentTable {
     this.entity = grown(this.entity, n);
     this.originating = grown(this.originating, n);
     this.receiving = grown(this.receiving, n);
-    this.seq = grown(this.seq, n);
     this.amount = grown(this.amount, n);
     this.created = grown(this.created, n);
     this.updated = grown(this.updated, n);
@@ -235,8 +232,12 @@ export class StoredPayment implements Listable {
     return this.t.ids.encode(this.slot);
   }
 
+  /**
+   * The insertion sequence that breaks createdAt ties (pagination.ts): payments are only ever
+   * ordered among themselves, and their slots are given out in creation order.
+   */
   get seq(): number {
-    return this.t.seq[this.slot] as number;
+    return this.slot;
   }
 
   get createdMs(): number {

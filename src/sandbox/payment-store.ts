@@ -278,7 +278,8 @@ export class PaymentStore {
     return { data: found.slice(0, q.limit).map((s) => this.at(s)), hasMore };
   }
 
-  private at(slot: number): StoredPayment {
+  /** A handle on the payment in `slot` (a slot this store gave out). */
+  at(slot: number): StoredPayment {
     return new StoredPayment(this.t, slot);
   }
 
@@ -342,10 +343,10 @@ export class PaymentStore {
     return best;
   }
 
-  /** Negative when slot `a` lists after `b` (is older), as `newestFirst` reversed. */
+  /** Negative when slot `a` lists after `b` (is older), as `newestFirst` reversed (the slot is the sequence). */
   private compareAge(a: number, b: number): number {
-    const { created, seq } = this.t;
-    return (created[a] as number) - (created[b] as number) || (seq[a] as number) - (seq[b] as number);
+    const created = this.t.created;
+    return (created[a] as number) - (created[b] as number) || a - b;
   }
 
   /** First index whose payment is not older than `slot` (binary search). */

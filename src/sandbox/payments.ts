@@ -237,7 +237,6 @@ export function createPayment(
   }
 
   const stored = state.payments.add({
-    seq: state.nextSeq(),
     createdMs: state.now(),
     entityId,
     body,

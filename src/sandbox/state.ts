@@ -38,7 +38,9 @@ export interface StoredAccount extends Listable {
   secrets: AccountSecrets;
 }
 
-export { StoredPayment } from "./payment-record.js";
+import { StoredPayment } from "./payment-record.js";
+
+export { StoredPayment };
 
 export interface StoredAttachment {
   attachment: Attachment;
@@ -99,7 +101,11 @@ export class SandboxState {
       revokedApiKeys: seed.partner.revokedApiKeys,
       webhookSecret: seed.partner.webhookSecret ?? seed.partner.apiKey,
     };
-    this.idempotency = new IdempotencyStore(now, idempotencyTtlMs);
+    // A created payment's record keeps its slot, not a reference to an object per payment.
+    this.idempotency = new IdempotencyStore(now, idempotencyTtlMs, {
+      toRef: (body) => (body instanceof StoredPayment ? body.slot : undefined),
+      fromRef: (slot) => this.payments.at(slot),
+    });
     this.load(seed);
   }
 
