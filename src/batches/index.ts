@@ -8,6 +8,14 @@ export {
   rowIdempotencyKey,
 } from "./adopt-payment.js";
 export {
+  BatchFeeder,
+  FEED_LOCK_WAIT_MS,
+  FEED_WINDOW,
+  type RowEnqueuer,
+  type RowJobRequest,
+  type TopUpOptions,
+} from "./batch-feeder.js";
+export {
   BatchStore,
   type BatchStoreOptions,
   type ExpectableField,
@@ -55,8 +63,6 @@ export {
   enqueueQueuedRows,
   GENERATED_BATCH_ID_SOURCE,
   newBatchId,
-  type RowEnqueuer,
-  type RowJobRequest,
   resumeBatch,
   resumeIncompleteBatches,
   type SubmissionGate,

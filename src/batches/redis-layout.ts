@@ -15,8 +15,14 @@
  *   <p>:batch:<id>:attachments      hash   file path → att_ id (uploaded once per batch)
  *   <p>:batch:<id>:order            list   row keys in sheet order (result files stream by it)
  *   <p>:batch:<id>:open             zset   row key → last touch (ms) of rows with a payment not final yet
+ *   <p>:batch:<id>:feed             hash   the batch's feed (batch-feeder.ts): `cursor` into `order`, `epoch`
+ *   <p>:batches:feeding             set    batches whose feed has rows left to hand to the queue
+ *   <p>:feed-lock                   string token of the one process feeding right now (SET NX PX)
  *
  * (The two sets keep their old key names so data written by an earlier version is still found.)
+ *
+ * On a Redis Cluster the prefix is a hash tag (src/redis/cluster-nodes.ts), so every key above, and
+ * the queues under `<p>:bull`, live in one slot: a script may touch any of them.
  *
  * One static hash plus one small hash per row keeps 100k rows compact and lets a state change be
  * one atomic script over three keys.
@@ -40,6 +46,9 @@ export function redisLayout(prefix: string = DEFAULT_KEY_PREFIX) {
     attachments: (id: string) => `${batch(id)}:attachments`,
     open: (id: string) => `${batch(id)}:open`,
     order: (id: string) => `${batch(id)}:order`,
+    feed: (id: string) => `${batch(id)}:feed`,
+    feeding: `${prefix}:batches:feeding`,
+    feedLock: `${prefix}:feed-lock`,
   };
 }
 

@@ -6,22 +6,26 @@
  *   2. archive the instructions (the intent) on disk;
  *   3. claim the file's sha256 in Redis, then on disk, ask the approval gate whether the batch must
  *      wait, and record the batch (incomplete);
- *   4. record every row (`queued`, attempt 1) in chunks, read back from the archive;
- *   5. enqueue one job per `queued` row (job id = the row's Idempotency-Key) in chunks, unless the batch
- *      waits for approval (then its rows are queued when it is approved: src/approvals);
- *   6. mark the batch `enqueueComplete`.
+ *   4. unless the batch waits for approval (then its rows are fed when it is approved: src/approvals),
+ *      give it a feed (batch-feeder.ts): its rows go to the queue a window at a time, one job per
+ *      `queued` row (job id = the row's Idempotency-Key), from now on while they are being recorded;
+ *   5. record every row (`queued`, attempt 1) in chunks, read back from the archive, topping the feed
+ *      up after each chunk;
+ *   6. mark the batch `enqueueComplete`: its rows are recorded and its feed (the workers' from now on)
+ *      hands them all to the queue.
  *
- * Rows stream through every step (the caller's rows into the archive, the archive into Redis and the
- * queue, a chunk at a time), so a batch of a million rows costs the memory of a few chunks.
+ * Rows stream through every step (the caller's rows into the archive, the archive into Redis, a
+ * window of them into the queue), so a batch of a million rows costs the memory of a few chunks.
  *
  * A crash anywhere leaves a batch that {@link resumeBatch} finishes from its archived intent (never
  * from a new reading of the file), when the same file comes again or a worker starts: re-recording
- * skips rows that exist, re-adding a job id that exists is a no-op in BullMQ, and rows already past
- * `queued` are never enqueued again. Never a second batch.
+ * skips rows that exist, the feed carries on from its cursor (re-adding a job id that exists is a
+ * no-op in BullMQ), and rows already past `queued` are never enqueued again. Never a second batch.
  */
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileKeyFor, idempotencyKeyFor } from "../row-identity/index.js";
+import { fileKeyFor } from "../row-identity/index.js";
+import { BatchFeeder, FEED_LOCK_WAIT_MS, type RowEnqueuer } from "./batch-feeder.js";
 import type { BatchStore } from "./batch-store.js";
 import { ROW_CHUNK } from "./batch-store.js";
 import {
@@ -34,19 +38,7 @@ import {
 } from "./instruction-archive.js";
 import type { BatchRecord, InvalidRowInput, SheetLayout, SubmittedInstruction } from "./types.js";
 
-/** One job to add: the job data is only the row's coordinates; the worker reads the rest from Redis. */
-export interface RowJobRequest {
-  batchId: string;
-  rowKey: string;
-  attempt: number;
-  /** The row's Idempotency-Key of this attempt (requote generation 0). */
-  jobId: string;
-}
-
-/** How batches hand rows to the queue (implemented by the pipeline's payment queue). */
-export interface RowEnqueuer {
-  enqueue(jobs: readonly RowJobRequest[]): Promise<void>;
-}
+export { enqueueQueuedRows, type RowEnqueuer, type RowJobRequest } from "./batch-feeder.js";
 
 /**
  * The approval gate (docs/design.md §3.10, implemented in src/approvals). Every way a batch comes in goes
@@ -120,7 +112,10 @@ export interface SubmitBatchResult {
   resumed: boolean;
   rowCount: number;
   invalidCount: number;
-  /** Jobs handed to the queue by this call. */
+  /**
+   * Rows queued for payment by this call (handed to the batch's feed, which hands them to the queue a
+   * window at a time).
+   */
   enqueued: number;
   /** The batch waits for approval: its rows are recorded but not queued. */
   awaitingApproval?: boolean;
@@ -222,24 +217,20 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
       totals: tally.totals,
     })) === true;
   await store.createBatch(batch);
-  // Chunk by chunk from the archive, each row is recorded before its job is added. A crash leaves
-  // the batch incomplete for resumeBatch.
+  // The feed starts before the rows are recorded, so payments start with the first chunk; it stops at
+  // a row listed but not recorded yet. A held batch gets none: approving it starts it (src/approvals).
+  const feeder = held ? undefined : new BatchFeeder(store, enqueuer);
+  await feeder?.startFeed(batchId);
+  // Chunk by chunk from the archive; after each, the feed is topped up (by this process unless a
+  // worker is feeding right now). A crash leaves the batch incomplete for resumeBatch.
   await recordArchivedRows(
     store,
     archivePath,
     batchId,
-    held
-      ? undefined
-      : (chunk) =>
-          enqueuer.enqueue(
-            jobsFor(
-              batch,
-              chunk.map((i) => ({ rowKey: i.rowKey, attempt: 1 })),
-            ),
-          ),
+    feeder ? () => feeder.topUp().then(() => undefined) : undefined,
   );
   await store.markRowsRecorded(batchId);
-  if (held) {
+  if (!feeder) {
     // Stays incomplete: approving it queues the rows (src/approvals), rejecting or expiry cancels them.
     return {
       batchId,
@@ -250,6 +241,7 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
       awaitingApproval: true,
     };
   }
+  await feeder.topUp({ waitForLockMs: FEED_LOCK_WAIT_MS });
   await store.markEnqueueComplete(batchId);
   return {
     batchId,
@@ -334,7 +326,7 @@ async function* chunked<T>(items: RowSource<T>): AsyncGenerator<T[]> {
 
 /**
  * Records a batch's rows from its archive (the intent as accepted), streaming: invalid rows and valid
- * rows in chunks; `afterChunk` runs on each chunk of valid rows once they are recorded (enqueueing).
+ * rows in chunks; `afterChunk` runs on each chunk of valid rows once they are recorded (a top-up).
  */
 async function recordArchivedRows(
   store: BatchStore,
@@ -362,24 +354,12 @@ async function recordArchivedRows(
   });
 }
 
-function jobsFor(
-  batch: Pick<BatchRecord, "id" | "entityId">,
-  rows: readonly { rowKey: string; attempt: number }[],
-): RowJobRequest[] {
-  return rows.map(({ rowKey, attempt }) => ({
-    batchId: batch.id,
-    rowKey,
-    attempt,
-    jobId: idempotencyKeyFor({ entityId: batch.entityId, batchId: batch.id, rowKey, attempt }),
-  }));
-}
-
 /**
  * Finishes an interrupted submission: records missing rows from the batch's archive (the intent as it
- * was accepted: issue 13, point 4), enqueues every row still `queued`, and marks the batch complete.
- * Returns the number of jobs handed to the queue. Safe to run any number of times, concurrently too.
- * A batch the gate holds gets its rows recorded only (src/approvals queues or cancels them once it
- * is decided).
+ * was accepted: issue 13, point 4), gives the batch its feed unless it has one (a feed carries on from
+ * its cursor), tops it up, and marks the batch complete. Returns the batch's rows `queued` (to be
+ * paid). Safe to run any number of times, concurrently too. A batch the gate holds gets its rows
+ * recorded only (src/approvals queues or cancels them once it is decided).
  */
 export async function resumeBatch(
   store: BatchStore,
@@ -395,33 +375,11 @@ export async function resumeBatch(
     await store.markRowsRecorded(batchId);
   }
   if (await isHeld(batchId, gate)) return 0;
-  const enqueued = await enqueueQueuedRows(store, enqueuer, batch);
+  const feeder = new BatchFeeder(store, enqueuer);
+  await feeder.startFeed(batchId);
+  await feeder.topUp({ waitForLockMs: FEED_LOCK_WAIT_MS });
   await store.markEnqueueComplete(batchId);
-  return enqueued;
-}
-
-/**
- * Enqueues the batch's rows that are still `queued` (on their current attempt), a page of row keys at
- * a time. A row met twice by the scan is enqueued twice under one job id: a no-op in BullMQ.
- */
-export async function enqueueQueuedRows(
-  store: BatchStore,
-  enqueuer: RowEnqueuer,
-  batch: Pick<BatchRecord, "id" | "entityId">,
-): Promise<number> {
-  let enqueued = 0;
-  await inLanes(store.rowKeyPages(batch.id), async (rowKeys) => {
-    const states = await store.rowStates(batch.id, rowKeys);
-    const queued: { rowKey: string; attempt: number }[] = [];
-    rowKeys.forEach((rowKey, i) => {
-      const s = states[i];
-      if (s?.state === "queued") queued.push({ rowKey, attempt: s.attempt });
-    });
-    if (queued.length === 0) return;
-    await enqueuer.enqueue(jobsFor(batch, queued));
-    enqueued += queued.length;
-  });
-  return enqueued;
+  return Number((await store.redis.hget(store.keys.counts(batchId), "queued")) ?? 0);
 }
 
 /**

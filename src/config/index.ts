@@ -60,6 +60,8 @@ const EnvSchema = z.object({
   WORKER_CONCURRENCY: intFrom(1, 256).default(8),
   /** Global cap on payment creations per second across all workers (BullMQ limiter). */
   PAYOUTS_RATE_LIMIT_PER_SECOND: intFrom(1, 100_000).default(50),
+  /** Payment jobs waiting in the queue at once; batches are fed as jobs finish (src/batches/batch-feeder.ts). */
+  PAYOUTS_FEED_WINDOW: intFrom(1, 1_000_000).default(2000),
   SCHEDULE_CRON: z.string().min(1).optional(),
   SCHEDULE_TZ: z.string().min(1).default("UTC"),
   NOTIFY_URL: url("NOTIFY_URL").optional(),
@@ -104,6 +106,8 @@ export interface AppConfig {
   apiTimeoutMs: number;
   workerConcurrency: number;
   rateLimitPerSecond: number;
+  /** Payment jobs that may wait in the queue at once (FEED_WINDOW by default). */
+  feedWindow: number;
   scheduleCron: string | undefined;
   scheduleTz: string;
   notifyUrl: string | undefined;
@@ -157,6 +161,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     apiTimeoutMs: e.PAYOUTS_API_TIMEOUT_MS,
     workerConcurrency: e.WORKER_CONCURRENCY,
     rateLimitPerSecond: e.PAYOUTS_RATE_LIMIT_PER_SECOND,
+    feedWindow: e.PAYOUTS_FEED_WINDOW,
     scheduleCron: e.SCHEDULE_CRON,
     scheduleTz: e.SCHEDULE_TZ,
     notifyUrl: e.NOTIFY_URL,

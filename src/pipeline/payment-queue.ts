@@ -4,7 +4,7 @@
  * is only the row's coordinates, and the worker reads everything else from the row in Redis.
  */
 import { type JobsOptions, type KeepJobs, Queue } from "bullmq";
-import type { RowEnqueuer, RowJobRequest } from "../batches/index.js";
+import { FEED_WINDOW, type RowEnqueuer, type RowJobRequest } from "../batches/index.js";
 import { DEFAULT_JOB_RETRY_SETTINGS, type JobRetrySettings, jobRetryOptions } from "../payouts-api/index.js";
 import type { RedisClient } from "../redis/index.js";
 
@@ -70,13 +70,22 @@ export function quietQueue<Q extends Queue>(queue: Q): Q {
   return queue;
 }
 
-/** Adds rows to the queue with `addBulk` (the caller chunks, ~1000 at a time). */
+/**
+ * Adds rows to the queue with `addBulk` (the caller chunks, ~1000 at a time); its backlog is what the
+ * batches' feeds keep under `window` (src/batches/batch-feeder.ts): the jobs not started yet, waiting
+ * (also paused or prioritized) or delayed (a retry's backoff, a job handed back), since those are what
+ * holds Redis memory while the workers catch up (a paused queue keeps its jobs in `wait` in BullMQ 6). Active jobs are left out: they are bounded by the
+ * workers' concurrency, and counting them would starve workers when the window is smaller.
+ */
 export function paymentQueueEnqueuer(
   queue: Queue<PaymentJobData>,
   settings: JobRetrySettings = DEFAULT_JOB_RETRY_SETTINGS,
+  window: number = FEED_WINDOW,
 ): RowEnqueuer {
   const opts = paymentJobOptions(settings);
   return {
+    window,
+    backlog: () => queue.getJobCountByTypes("wait", "prioritized", "delayed"),
     async enqueue(jobs: readonly RowJobRequest[]): Promise<void> {
       if (jobs.length === 0) return;
       await queue.addBulk(

@@ -7,8 +7,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Queue, Worker } from "bullmq";
 import { type ApprovalPolicy, ApprovalStore, approvalGate, cliIdentity } from "../approvals/index.js";
 import {
+  BatchFeeder,
   BatchStore,
   DEFAULT_KEY_PREFIX,
+  FEED_WINDOW,
   type RowEnqueuer,
   resumeIncompleteBatches,
   type SubmissionGate,
@@ -27,6 +29,7 @@ import {
   WORKER_CLIENT_RETRY,
 } from "../payouts-api/index.js";
 import { connectRedis, type RedisClient } from "../redis/index.js";
+import { startFeedLoop } from "./feed-loop.js";
 import { createPaymentProcessor, type ProcessResult } from "./payment-processor.js";
 import { createPaymentQueue, type PaymentJobData, paymentQueueEnqueuer } from "./payment-queue.js";
 import { closeWorkerWithin, createPaymentWorker, type PaymentWorkerLogger } from "./payment-worker.js";
@@ -86,6 +89,11 @@ export interface PipelineSettings {
    */
   approval?: ApprovalPolicy;
   /**
+   * How many payment jobs may wait in the queue at once (default FEED_WINDOW, src/batches/batch-feeder.ts):
+   * batches are fed to the queue as their jobs finish. Give every process of an installation the same.
+   */
+  feedWindow?: number;
+  /**
    * For one-shot commands (submit, retry, recover): a lost Redis connection fails the command rather
    * than waiting for Redis to come back (see connectRedis). Long-running services reconnect.
    */
@@ -116,7 +124,11 @@ export function openPipeline(settings: PipelineSettings): Pipeline {
   const approvals = new ApprovalStore(redis, { prefix });
   const gate = approvalGate(approvals, settings.approval ?? loadApprovalPolicy());
   const queue = createPaymentQueue(queueConnection, prefix);
-  const enqueuer = paymentQueueEnqueuer(queue, { ...DEFAULT_JOB_RETRY_SETTINGS, ...settings.jobs });
+  const enqueuer = paymentQueueEnqueuer(
+    queue,
+    { ...DEFAULT_JOB_RETRY_SETTINGS, ...settings.jobs },
+    settings.feedWindow ?? FEED_WINDOW,
+  );
   let closing: Promise<void> | undefined;
   return {
     redis,
@@ -278,6 +290,13 @@ export async function startPaymentService(options: PaymentServiceOptions): Promi
     ...(options.stalledIntervalMs !== undefined ? { stalledIntervalMs: options.stalledIntervalMs } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
   });
+  // Batches reach the queue a window at a time (src/batches/batch-feeder.ts): finished jobs make room.
+  const feedLoop = startFeedLoop(new BatchFeeder(pipeline.store, pipeline.enqueuer), {
+    logger: options.logger,
+  });
+  worker.on("completed", () => feedLoop.nudge());
+  worker.on("failed", () => feedLoop.nudge());
+  feedLoop.tick();
   let stopping: Promise<void> | undefined;
   return {
     pipeline,
@@ -286,6 +305,7 @@ export async function startPaymentService(options: PaymentServiceOptions): Promi
     stop: (graceMs = DEFAULT_SHUTDOWN_GRACE_MS) => {
       stopping ??= (async () => {
         const { drainMs, settleMs } = shutdownBudget(graceMs);
+        await feedLoop.stop();
         const finished = await closeWorkerWithin(worker, drainMs);
         if (!finished) {
           options.logger?.warn(

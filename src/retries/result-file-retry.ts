@@ -303,8 +303,9 @@ export async function retryFromResultFile(
   // Job ids are the rows' keys: rows queued already are not added twice. Queued rows are re-offered
   // even when nothing was retried now, so a drop interrupted after startNewAttempt and before this
   // point (then resumed from processing/) still hands its rows to the queue.
+  // Never for a batch awaiting approval (or still being submitted: its resume feeds it), as retryRows.
   const enqueued =
-    retried > 0 || planned.some((r) => r.state === "queued")
+    batch.enqueueComplete && (retried > 0 || planned.some((r) => r.state === "queued"))
       ? await enqueueQueuedRows(store, options.enqueuer, batch)
       : 0;
   rows.sort(byFileRow);

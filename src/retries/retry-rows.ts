@@ -87,8 +87,11 @@ export async function retryRows(options: RetryRowsOptions): Promise<RetryRowsRes
     }
   }
   leftAlone.sort((a, b) => a.rowNumber - b.rowNumber);
-  // Every queued row of the batch is (re-)offered: job ids are the rows' keys, so rows already in
-  // the queue are not added twice, and a retry interrupted before this point is completed by the next.
-  const enqueued = await enqueueQueuedRows(store, options.enqueuer, batch);
+  // Every queued row of the batch is (re-)offered through its feed, restarted: job ids are the rows'
+  // keys, so rows already in the queue are not added twice, and a retry interrupted before this point
+  // is completed by the next. Not for a batch whose submission is not complete: one awaiting approval
+  // must not be fed by a retry (its queued rows would be paid unapproved), and an interrupted one is
+  // fed by its resume.
+  const enqueued = batch.enqueueComplete ? await enqueueQueuedRows(store, options.enqueuer, batch) : 0;
   return { kind: "done", batchId, retried, adopted, leftAlone, enqueued };
 }

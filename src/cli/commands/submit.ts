@@ -65,7 +65,12 @@ export async function runSubmit(
     const outcome = await submitSheet({
       sheetPath,
       api: connection.api,
-      pipeline: { redisUrl: config.redisUrl, prefix: flags.redisPrefix, failFast: true },
+      pipeline: {
+        redisUrl: config.redisUrl,
+        prefix: flags.redisPrefix,
+        failFast: true,
+        feedWindow: config.feedWindow,
+      },
       dataDir: config.dataDir,
       entityId: config.entityId,
       onInvalid: flags.onInvalid,

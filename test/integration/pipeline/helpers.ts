@@ -78,10 +78,15 @@ export interface PipelineHarness {
   close(): Promise<void>;
 }
 
-export async function pipelineHarness(sandbox: RunningSandbox, label: string): Promise<PipelineHarness> {
+export async function pipelineHarness(
+  sandbox: RunningSandbox,
+  label: string,
+  options: { feedWindow?: number } = {},
+): Promise<PipelineHarness> {
   const prefix = uniquePrefix(label);
   const jobs = { attempts: 8, backoffMs: 50 };
-  const pipeline = openPipeline({ redisUrl: REDIS_URL, prefix, jobs });
+  const feedWindow = options.feedWindow;
+  const pipeline = openPipeline({ redisUrl: REDIS_URL, prefix, jobs, ...(feedWindow ? { feedWindow } : {}) });
   const dataDir = await mkdtemp(path.join(tmpdir(), "payouts-pipeline-"));
   const api = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
   const services: PaymentService[] = [];
@@ -96,6 +101,7 @@ export async function pipelineHarness(sandbox: RunningSandbox, label: string): P
         redisUrl: REDIS_URL,
         prefix,
         jobs,
+        ...(feedWindow ? { feedWindow } : {}),
         client: createWorkerClient({ apiUrl: sandbox.url, apiKey: sandbox.apiKey, entityId: "me" }),
         concurrency: 8,
         rateLimitPerSecond: 1000,
@@ -104,14 +110,20 @@ export async function pipelineHarness(sandbox: RunningSandbox, label: string): P
       return service;
     },
     async submit(rows, extra = {}) {
-      const real = paymentQueueEnqueuer(pipeline.queue, {
-        ...jobs,
-        attempts: extra.attempts ?? jobs.attempts,
-      });
+      const real = paymentQueueEnqueuer(
+        pipeline.queue,
+        { ...jobs, attempts: extra.attempts ?? jobs.attempts },
+        pipeline.enqueuer.window,
+      );
       const held: RowJobRequest[] = [];
       const result = await submitBatch({
         store: pipeline.store,
-        enqueuer: { enqueue: async (batch) => void held.push(...batch) },
+        // Held jobs are added below: until then they count as the queue's backlog, in the same window.
+        enqueuer: {
+          enqueue: async (batch) => void held.push(...batch),
+          backlog: async () => held.length + (await pipeline.enqueuer.backlog()),
+          window: pipeline.enqueuer.window,
+        },
         instructions: rows,
         fileSha256: extra.fileSha256 ?? sha(),
         sourceName: "test.csv",

@@ -111,7 +111,7 @@ export async function buildBatch(
   ];
   const { batchId } = await submitBatch({
     store,
-    enqueuer: { enqueue: async () => undefined },
+    enqueuer: { enqueue: async () => undefined, backlog: async () => 0 },
     instructions: rows,
     invalidRows,
     fileSha256: sha(),

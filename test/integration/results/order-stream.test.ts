@@ -22,7 +22,7 @@ describe("rows in sheet order", () => {
     );
     const { batchId } = await submitBatch({
       store,
-      enqueuer: { enqueue: async () => undefined },
+      enqueuer: { enqueue: async () => undefined, backlog: async () => 0 },
       instructions: rows,
       fileSha256: sha(),
       sourceName: "order.csv",
