@@ -284,17 +284,24 @@ export class BatchFeeder {
  * Queues the batch's rows that are `queued` (on their current attempt) through its feed, restarted
  * from the start of its order list: what an approval, an operator retry and a recovery call. Hands
  * over the first window at once (waiting briefly for another feeding process); the feeders of the
- * workers hand over the rest as jobs finish. Returns the batch's rows now `queued`.
+ * workers hand over the rest as jobs finish. Returns the batch's rows `queued` when it was called.
  */
 export async function enqueueQueuedRows(
   store: BatchStore,
   enqueuer: RowEnqueuer,
   batch: Pick<BatchRecord, "id" | "entityId">,
 ): Promise<number> {
+  // Counted before the feed starts: once it does, a worker may pay a row before this call returns.
+  const queued = await queuedRowCount(store, batch.id);
   const feeder = new BatchFeeder(store, enqueuer);
   await feeder.startFeed(batch.id, { restart: true });
   await feeder.topUp({ waitForLockMs: FEED_LOCK_WAIT_MS });
-  return Number((await store.redis.hget(store.keys.counts(batch.id), "queued")) ?? 0);
+  return queued;
+}
+
+/** The batch's rows `queued` now (its per-state counter). */
+export async function queuedRowCount(store: BatchStore, batchId: string): Promise<number> {
+  return Number((await store.redis.hget(store.keys.counts(batchId), "queued")) ?? 0);
 }
 
 /** How long a caller that just started a feed waits for another process's top-up to end. */

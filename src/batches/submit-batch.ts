@@ -25,7 +25,7 @@
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileKeyFor } from "../row-identity/index.js";
-import { BatchFeeder, FEED_LOCK_WAIT_MS, type RowEnqueuer } from "./batch-feeder.js";
+import { BatchFeeder, FEED_LOCK_WAIT_MS, queuedRowCount, type RowEnqueuer } from "./batch-feeder.js";
 import type { BatchStore } from "./batch-store.js";
 import { ROW_CHUNK } from "./batch-store.js";
 import {
@@ -375,11 +375,12 @@ export async function resumeBatch(
     await store.markRowsRecorded(batchId);
   }
   if (await isHeld(batchId, gate)) return 0;
+  const queued = await queuedRowCount(store, batchId);
   const feeder = new BatchFeeder(store, enqueuer);
   await feeder.startFeed(batchId);
   await feeder.topUp({ waitForLockMs: FEED_LOCK_WAIT_MS });
   await store.markEnqueueComplete(batchId);
-  return Number((await store.redis.hget(store.keys.counts(batchId), "queued")) ?? 0);
+  return queued;
 }
 
 /**
