@@ -37,13 +37,18 @@ export interface ApprovalHarness {
   close(): Promise<void>;
 }
 
-export async function approvalHarness(label: string, policy: ApprovalPolicy): Promise<ApprovalHarness> {
+export async function approvalHarness(
+  label: string,
+  policy: ApprovalPolicy,
+  options: { feedWindow?: number } = {},
+): Promise<ApprovalHarness> {
   const prefix = uniquePrefix(label);
   const pipeline = openPipeline({
     redisUrl: REDIS_URL,
     prefix,
     approval: policy,
     jobs: { attempts: 3, backoffMs: 50 },
+    ...(options.feedWindow ? { feedWindow: options.feedWindow } : {}),
   });
   const dataDir = await mkdtemp(path.join(tmpdir(), "payouts-approvals-"));
   const extra: Redis[] = [];
