@@ -2,8 +2,8 @@
  * `npm run bench:redis-rows [-- --rows N]`: where Redis's bytes per row go. Runs the job as in
  * production (private redis-server, `payouts sandbox`, `payouts serve` with webhooks, `payouts submit`
  * of a generated N-row CSV, default 10,000), and measures Redis twice: right after `payouts submit`
- * with no worker running yet (every row queued: the peak of what a batch holds before payments add to
- * it), and after a `payouts worker` finished the batch. Each time it prints `used_memory` per row and
+ * with no worker running yet (every row queued, the first PAYOUTS_FEED_WINDOW of them as jobs: the
+ * rest reach the queue as jobs finish), and after a `payouts worker` finished the batch. Each time it prints `used_memory` per row and
  * a table of `MEMORY USAGE` summed by key pattern (batch ids, row keys and job ids folded), with the
  * keys' encodings, so a change to how rows live in Redis can be judged by its bytes.
  */

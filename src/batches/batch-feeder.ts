@@ -253,8 +253,9 @@ export class BatchFeeder {
         [keys.feed(batchId)],
         [String(cursor), epoch, String(cursor + passed)],
       );
-      // Another feed moved or restarted it meanwhile: it carries on from there.
-      if (Number(moved) !== 1) return fed;
+      // Another feed moved or restarted it meanwhile: it carries on from there (the jobs handed over
+      // count, so the caller's next round reads the feed again).
+      if (Number(moved) !== 1) return fed + queued.length;
       cursor += passed;
       fed += queued.length;
       if (passed < rowKeys.length) return fed;

@@ -24,13 +24,16 @@ export interface BatchRecord {
   entityId: string;
   /** ISO time the batch was recorded. */
   createdAt: string;
-  /** Valid rows (each one job). */
+  /** Valid rows (each one job, when the feed reaches it). */
   rowCount: number;
   /** Rows that failed validation (recorded for the result file, never enqueued). */
   invalidCount: number;
   /** True once every valid row is recorded in Redis. */
   rowsRecorded: boolean;
-  /** True once every valid row has been handed to the queue. A false value is finished by a worker or a resubmission. */
+  /**
+   * True once every valid row is recorded and handed to the batch's feed, which hands them to the queue
+   * a window at a time (batch-feeder.ts). A false value is finished by a worker or a resubmission.
+   */
   enqueueComplete: boolean;
   /** Where the batch's instructions were archived (NDJSON), for recovery. */
   archivePath: string | undefined;

@@ -9,8 +9,10 @@ import fc from "fast-check";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  BatchFeeder,
   BatchStore,
   DuplicateFileError,
+  enqueueQueuedRows,
   type RowEnqueuer,
   type RowJobRequest,
   readInstructionArchive,
@@ -466,5 +468,57 @@ describe("submitBatch", () => {
     );
     expect(await store.rowKeys(batchId!)).toHaveLength(rows.length);
     expect(await store.batchIdsAwaitingEnqueue()).not.toContain(batchId);
+  });
+});
+
+describe("the batch feed", () => {
+  const submitted = async (rows: ReturnType<typeof instruction>[]) =>
+    (
+      await submitBatch({
+        store,
+        enqueuer: recordingEnqueuer().enqueuer,
+        instructions: rows,
+        fileSha256: sha(),
+        sourceName: "feed.csv",
+        entityId: "me",
+        dataDir,
+      })
+    ).batchId;
+
+  it("finds rows missing from the order list (a crash between a row's record and its place in it)", async () => {
+    const rows = Array.from({ length: 30 }, () => instruction());
+    const batchId = await submitted(rows);
+    expect(await redis.sismember(store.keys.feeding, batchId)).toBe(0);
+    await redis.ltrim(store.keys.order(batchId), 0, 19);
+    const again = recordingEnqueuer();
+    expect(await enqueueQueuedRows(store, again.enqueuer, (await store.getBatch(batchId))!)).toBe(30);
+    expect(new Set(again.jobs.map((j) => j.rowKey))).toEqual(new Set(rows.map((r) => r.rowKey)));
+    expect(await redis.sismember(store.keys.feeding, batchId)).toBe(0);
+  });
+
+  it("a feed restarted while a top-up hands rows over is not moved by that top-up: no row is skipped", async () => {
+    const rows = Array.from({ length: 30 }, () => instruction());
+    const batchId = await submitted(rows);
+    // Row 0 fails, and an operator retry (a new attempt, the feed restarted) lands while the next
+    // top-up is handing its page over: that top-up read the old cursor and the old row states.
+    const first = rows[0]!.rowKey;
+    await store.changeRow(batchId, first, { to: "rejected", fields: { errorCode: "X" } });
+    const jobs: RowJobRequest[] = [];
+    let raced = false;
+    const racing: RowEnqueuer = {
+      backlog: async () => 0,
+      async enqueue(batchJobs) {
+        if (!raced) {
+          raced = true;
+          expect((await store.startNewAttempt(batchId, first, 1)).outcome).toBe("ok");
+          await new BatchFeeder(store, racing).startFeed(batchId, { restart: true });
+        }
+        jobs.push(...batchJobs);
+      },
+    };
+    await new BatchFeeder(store, racing).startFeed(batchId, { restart: true });
+    await new BatchFeeder(store, racing).topUp();
+    expect(jobs.filter((j) => j.rowKey === first).map((j) => j.attempt)).toEqual([2]);
+    expect(new Set(jobs.map((j) => j.rowKey)).size).toBe(30);
   });
 });
