@@ -40,6 +40,9 @@ export const FEED_WINDOW = 2000;
 /** A top-up from a finished job waits until this share of the window is free (fewer, larger top-ups). */
 const REFILL_FRACTION = 4;
 
+/** The least rows a feed step reads (a small room left must not mean a round trip per row). */
+const MIN_PAGE = 100;
+
 /** The feed lock's lifetime: far longer than one top-up (a window is a few pages), short after a crash. */
 export const FEED_LOCK_MS = 10_000;
 
@@ -227,7 +230,10 @@ export class BatchFeeder {
     let cursor = Number(cursorText);
     let fed = 0;
     while (fed < room) {
-      const rowKeys = await redis.lrange(keys.order(batchId), cursor, cursor + ROW_CHUNK - 1);
+      // A page about the size of the room left (rows passed over read more pages), so a top-up reads
+      // about one row state per job it adds.
+      const page = Math.min(ROW_CHUNK, Math.max(MIN_PAGE, room - fed));
+      const rowKeys = await redis.lrange(keys.order(batchId), cursor, cursor + page - 1);
       if (rowKeys.length === 0) {
         await this.finish(batchId, cursor, epoch);
         return fed;
