@@ -96,6 +96,12 @@ async function expectOnePaymentPerRow(h: PipelineHarness, batchId: string, n: nu
 
 const paid = (r: { state: string }) => r.state !== "queued";
 
+/** Waits until no row of the batch is `queued` any more, then checks one payment per row. */
+async function expectPaidOnce(h: PipelineHarness, batchId: string, n: number): Promise<void> {
+  await waitForRows(h.store, batchId, paid, 60_000);
+  await expectOnePaymentPerRow(h, batchId, n);
+}
+
 describe("feeding a batch to the queue a window at a time", () => {
   it("pays a batch of many windows exactly once per row, never more than the window waiting", async () => {
     const h = await harness("feed-window");
@@ -152,8 +158,7 @@ describe("feeding a batch to the queue a window at a time", () => {
     expect((await h.store.progress(batchId))?.counts.queued).toBe(n - WINDOW);
 
     await h.startWorker();
-    await waitForRows(h.store, batchId, paid, 60_000);
-    await expectOnePaymentPerRow(h, batchId, n);
+    await expectPaidOnce(h, batchId, n);
   }, 90_000);
 
   it("two workers feeding one batch pay no row twice", async () => {
@@ -161,8 +166,7 @@ describe("feeding a batch to the queue a window at a time", () => {
     const n = 300;
     const batchId = await submit(h.pipeline, rows(n));
     await Promise.all([h.startWorker(), h.startWorker()]);
-    await waitForRows(h.store, batchId, paid, 60_000);
-    await expectOnePaymentPerRow(h, batchId, n);
+    await expectPaidOnce(h, batchId, n);
   }, 90_000);
 
   it("a worker process killed mid-batch (SIGKILL) leaves a feed the next worker process finishes", async () => {
@@ -196,9 +200,8 @@ describe("feeding a batch to the queue a window at a time", () => {
     const second = spawnCli(args, env);
     processes.push(second);
     await second.waitFor(/payment worker ready/, 60_000);
-    await waitForRows(h.store, batchId, paid, 60_000);
+    await expectPaidOnce(h, batchId, n);
     expect(await stopProcess(second, "SIGTERM")).toBe(0);
-    await expectOnePaymentPerRow(h, batchId, n);
   }, 150_000);
 
   it("a submission interrupted after its first window is finished by a starting worker, through its feed", async () => {
@@ -228,7 +231,6 @@ describe("feeding a batch to the queue a window at a time", () => {
     expect(batch?.enqueueComplete).toBe(false);
     const service = await h.startWorker();
     expect(service.resumed).toContain(batch!.id);
-    await waitForRows(h.store, batch!.id, paid, 60_000);
-    await expectOnePaymentPerRow(h, batch!.id, n);
+    await expectPaidOnce(h, batch!.id, n);
   }, 90_000);
 });
