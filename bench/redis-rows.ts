@@ -142,8 +142,10 @@ try {
   const store = new BatchStore(redis);
   let peak = 0;
   const t0 = Date.now();
+  let sentAt: number | undefined;
   while (!finished) {
     peak = Math.max(peak, await usedMemory(redis));
+    if (sentAt === undefined && (await store.progress(batchId))?.counts.queued === 0) sentAt = Date.now();
     if (Date.now() - t0 > 30 * 60_000) throw new Error("the batch did not finish in 30 minutes");
     await sleep(500);
   }
@@ -151,6 +153,7 @@ try {
   say(
     `\nfinished in ${((Date.now() - t0) / 1000).toFixed(1)} s: completed ${fmt(progress?.counts.completed ?? 0)}`,
   );
+  if (sentAt !== undefined) say(`every row sent (none \`queued\`) after ${((sentAt - t0) / 1000).toFixed(1)} s`);
   say(
     `peak used_memory while paying: ${fmt(peak)} B = ${fmt((peak - base) / ROWS)} B per row over the start`,
   );
