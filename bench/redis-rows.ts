@@ -153,7 +153,8 @@ try {
   say(
     `\nfinished in ${((Date.now() - t0) / 1000).toFixed(1)} s: completed ${fmt(progress?.counts.completed ?? 0)}`,
   );
-  if (sentAt !== undefined) say(`every row sent (none \`queued\`) after ${((sentAt - t0) / 1000).toFixed(1)} s`);
+  if (sentAt !== undefined)
+    say(`every row sent (none \`queued\`) after ${((sentAt - t0) / 1000).toFixed(1)} s`);
   say(
     `peak used_memory while paying: ${fmt(peak)} B = ${fmt((peak - base) / ROWS)} B per row over the start`,
   );
