@@ -19,15 +19,8 @@ import {
 } from "../../../src/pipeline/index.js";
 import { connectRedis } from "../../../src/redis/index.js";
 import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
-import {
-  instruction,
-  type PipelineHarness,
-  paymentsOfBatch,
-  pipelineHarness,
-  REDIS_URL,
-  sha,
-  waitForRows,
-} from "./helpers.js";
+import type { PipelineHarness } from "./helpers.js";
+import * as helpers from "./helpers.js";
 import { type CliProcess, spawnCli, stopProcess } from "./processes.js";
 
 /** Small, so that every batch here is many windows long. */
@@ -50,13 +43,13 @@ afterAll(async () => {
 });
 
 async function harness(label: string): Promise<PipelineHarness> {
-  const h = await pipelineHarness(sandbox, label, { feedWindow: WINDOW });
+  const h = await helpers.pipelineHarness(sandbox, label, { feedWindow: WINDOW });
   harnesses.push(h);
   return h;
 }
 
 function rows(n: number): SubmittedInstruction[] {
-  return Array.from({ length: n }, (_, i) => instruction({ amount: 30_000 + i }));
+  return Array.from({ length: n }, (_, i) => helpers.instruction({ amount: 30_000 + i }));
 }
 
 /** Submits through the real path: the submitter's own feed hands the first window to the queue. */
@@ -66,13 +59,19 @@ async function submit(pipeline: Pipeline, instructions: SubmittedInstruction[]):
     enqueuer: pipeline.enqueuer,
     gate: pipeline.gate,
     instructions,
-    fileSha256: sha(),
+    fileSha256: helpers.sha(),
     sourceName: "feed.csv",
     entityId: "me",
     dataDir,
   });
   expect(result.enqueued).toBe(instructions.length);
   return result.batchId;
+}
+
+/** A fresh pipeline with one batch of `n` rows submitted. */
+async function submitted(label: string, n: number): Promise<{ h: PipelineHarness; batchId: string }> {
+  const h = await harness(label);
+  return { h, batchId: await submit(h.pipeline, rows(n)) };
 }
 
 /** Jobs added and not started: what the window bounds. */
@@ -82,7 +81,7 @@ function backlog(pipeline: Pipeline): Promise<number> {
 
 /** One payment per row in the ledger (by the batch's metadata), and no key sent with two bodies. */
 async function expectOnePaymentPerRow(h: PipelineHarness, batchId: string, n: number): Promise<void> {
-  const payments = await paymentsOfBatch(h.api, batchId);
+  const payments = await helpers.paymentsOfBatch(h.api, batchId);
   const perRow = new Map<string, number>();
   for (const p of payments) {
     const row = p.metadata?.payouts_row ?? "";
@@ -98,15 +97,14 @@ const paid = (r: { state: string }) => r.state !== "queued";
 
 /** Waits until no row of the batch is `queued` any more, then checks one payment per row. */
 async function expectPaidOnce(h: PipelineHarness, batchId: string, n: number): Promise<void> {
-  await waitForRows(h.store, batchId, paid, 60_000);
+  await helpers.waitForRows(h.store, batchId, paid, 60_000);
   await expectOnePaymentPerRow(h, batchId, n);
 }
 
 describe("feeding a batch to the queue a window at a time", () => {
   it("pays a batch of many windows exactly once per row, never more than the window waiting", async () => {
-    const h = await harness("feed-window");
     const n = 400;
-    const batchId = await submit(h.pipeline, rows(n));
+    const { h, batchId } = await submitted("feed-window", n);
     // Before any worker: the first window only, every row still `queued` (status does not change).
     expect(await backlog(h.pipeline)).toBe(WINDOW);
     expect((await h.store.progress(batchId))?.counts.queued).toBe(n);
@@ -121,7 +119,7 @@ describe("feeding a batch to the queue a window at a time", () => {
       }
     })();
     await h.startWorker();
-    await waitForRows(h.store, batchId, paid, 60_000);
+    await helpers.waitForRows(h.store, batchId, paid, 60_000);
     sampling = false;
     await sampler;
 
@@ -133,12 +131,11 @@ describe("feeding a batch to the queue a window at a time", () => {
   }, 90_000);
 
   it("a worker that stopped after its jobs finished, before it topped the feed up: the next one finishes the batch", async () => {
-    const h = await harness("feed-stall");
     const n = 3 * WINDOW;
-    const batchId = await submit(h.pipeline, rows(n));
+    const { h, batchId } = await submitted("feed-stall", n);
     // A bare BullMQ worker (no feed loop): it pays the first window and then nobody tops up, exactly
     // as if the process died between its jobs finishing and its top-up.
-    const connection = connectRedis(REDIS_URL);
+    const connection = connectRedis(helpers.REDIS_URL);
     const bare = createPaymentWorker({
       connection,
       prefix: h.prefix,
@@ -162,19 +159,17 @@ describe("feeding a batch to the queue a window at a time", () => {
   }, 90_000);
 
   it("two workers feeding one batch pay no row twice", async () => {
-    const h = await harness("feed-two");
     const n = 300;
-    const batchId = await submit(h.pipeline, rows(n));
+    const { h, batchId } = await submitted("feed-two", n);
     await Promise.all([h.startWorker(), h.startWorker()]);
     await expectPaidOnce(h, batchId, n);
   }, 90_000);
 
   it("a worker process killed mid-batch (SIGKILL) leaves a feed the next worker process finishes", async () => {
-    const h = await harness("feed-kill");
     const n = 300;
-    const batchId = await submit(h.pipeline, rows(n));
+    const { h, batchId } = await submitted("feed-kill", n);
     const env = {
-      REDIS_URL,
+      REDIS_URL: helpers.REDIS_URL,
       PAYOUTS_API_URL: sandbox.url,
       PAYOUTS_API_KEY: sandbox.apiKey,
       DATA_DIR: dataDir,
@@ -221,7 +216,7 @@ describe("feeding a batch to the queue a window at a time", () => {
           },
         },
         instructions: rows(n),
-        fileSha256: sha(),
+        fileSha256: helpers.sha(),
         sourceName: "resume.csv",
         entityId: "me",
         dataDir,
