@@ -109,15 +109,23 @@ async function startSandboxProc(): Promise<SandboxProc & { exited: Promise<unkno
 }
 
 /** The sandbox's request counters by kind, if this sandbox has them (`GET /v2/_sandbox/stats`). */
-async function requestCounts(sandbox: SandboxProc): Promise<Record<string, number> | undefined> {
+interface SandboxFigures {
+  requests?: Record<string, number>;
+  webhooks?: { sending: number; waiting: number };
+}
+
+async function sandboxFigures(sandbox: SandboxProc): Promise<SandboxFigures | undefined> {
   try {
     const res = await fetch(`${sandbox.url}/_sandbox/stats`, { headers: { "api-key": sandbox.apiKey } });
     if (!res.ok) return undefined;
-    const body = (await res.json()) as { requests?: Record<string, number> };
-    return body.requests;
+    return (await res.json()) as SandboxFigures;
   } catch {
     return undefined;
   }
+}
+
+async function requestCounts(sandbox: SandboxProc): Promise<Record<string, number> | undefined> {
+  return (await sandboxFigures(sandbox))?.requests;
 }
 
 interface RunFigures {
@@ -219,10 +227,13 @@ async function runOnce(workerCount: number, plainRate: number | undefined): Prom
         if (progress && finishedAt !== undefined) break;
         if (progress && performance.now() - lastSay > 15_000) {
           lastSay = performance.now();
+          // Deliveries the sandbox holds for serve: a growing number means serve is behind.
+          const webhooks = (await sandboxFigures(sandbox))?.webhooks;
           say(
             `  ${((performance.now() - t0) / 1000).toFixed(0)} s: ${fmt(progress.done)} final, ` +
               `${fmt(progress.counts.queued)} queued, ${fmt(progress.counts.submitted)} submitted, ` +
-              `${fmt(progress.counts["in-progress"])} in progress; redis ${mb(mem)}; load ${loadavg()[0]!.toFixed(1)}`,
+              `${fmt(progress.counts["in-progress"])} in progress; redis ${mb(mem)}; ` +
+              `${webhooks ? `deliveries waiting in the sandbox ${fmt(webhooks.waiting)}; ` : ""}load ${loadavg()[0]!.toFixed(1)}`,
           );
         }
       }

@@ -106,6 +106,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     return {
       requests: requestStats.snapshot(),
       idempotency: { keysReusedWithDifferentRequest: reuse.count, reusedKeys: reuse.keys },
+      webhooks: deliverer.backlog(),
       payments: { stored: state.payments.size, byStatus: state.payments.countByStatus() },
     };
   };

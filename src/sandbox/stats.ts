@@ -83,6 +83,12 @@ export interface SandboxStats {
     /** The first of those keys (at most `REUSED_KEYS_LISTED`), oldest first. */
     reusedKeys: string[];
   };
+  webhooks: {
+    /** Deliveries being sent now (at most one per connection to the endpoint). */
+    sending: number;
+    /** Deliveries waiting for a connection, oldest first (not those a fault holds back on purpose). */
+    waiting: number;
+  };
   payments: {
     /** Payments stored (the sandbox never deletes one). */
     stored: number;

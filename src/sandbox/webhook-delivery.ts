@@ -59,6 +59,14 @@ export class WebhookDeliverer {
     private readonly logger?: Logger,
   ) {}
 
+  /**
+   * Deliveries under way and waiting for a connection (first attempts and retries whose wait is
+   * over): when the endpoint answers slower than events come, `waiting` grows, and so does the heap.
+   */
+  backlog(): { sending: number; waiting: number } {
+    return { sending: this.active, waiting: this.waiting.length - this.waitingHead };
+  }
+
   /** Called for every emitted event; sends it when the endpoint is active and subscribed. */
   handle(event: EmittedEvent): void {
     const endpoint = this.state.webhook;

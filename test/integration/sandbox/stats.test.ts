@@ -1,6 +1,8 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
-import { ACH_PAYMENT, call, createPayment, expectError } from "./helpers.js";
+import { ACH_PAYMENT, call, createPayment, expectError, waitFor } from "./helpers.js";
 
 const EUR_QUOTE = { receivingAccountId: "acct_supplier_eur", currency: "EUR", amount: 10_000 };
 
@@ -71,6 +73,40 @@ describe("sandbox stats (GET/DELETE /_sandbox/stats)", () => {
     await call(sb, "DELETE", "/_sandbox/stats");
     const stats = await call(sb, "GET", "/_sandbox/stats");
     expect(stats.body.idempotency).toEqual({ keysReusedWithDifferentRequest: 1, reusedKeys: ["two-bodies"] });
+  });
+
+  it("reports the webhook deliveries under way and those waiting for a connection (an endpoint behind)", async () => {
+    // An endpoint that holds every delivery until told to answer: the sandbox's 32 connections fill up.
+    const held: ServerResponse<IncomingMessage>[] = [];
+    const endpoint = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => held.push(res));
+    });
+    await new Promise<void>((r) => endpoint.listen(0, "127.0.0.1", r));
+    try {
+      const url = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/hooks`;
+      expect(
+        (await call(sb, "PATCH", "/webhook", { body: { url, events: ["api.payment.created"] } })).status,
+      ).toBe(200);
+      for (let i = 0; i < 40; i++) await createPayment(sb, ACH_PAYMENT);
+      await waitFor(() => held.length === 32 || undefined);
+      const behind = await call(sb, "GET", "/_sandbox/stats");
+      expect(behind.body.webhooks).toEqual({ sending: 32, waiting: 8 });
+      // Answered, the waiting ones are sent, and nothing is left.
+      const answerAll = () => {
+        for (const res of held.splice(0)) res.writeHead(200).end();
+      };
+      answerAll();
+      await waitFor(() => {
+        answerAll();
+        const w = sb.stats().webhooks;
+        return w.sending === 0 && w.waiting === 0 ? w : undefined;
+      });
+    } finally {
+      await call(sb, "DELETE", "/webhook");
+      endpoint.closeAllConnections();
+      await new Promise((r) => endpoint.close(r));
+    }
   });
 
   it("needs the api key and answers 405 to other methods", async () => {
