@@ -16,7 +16,11 @@ import { createRequestHandler } from "./server.js";
 import { SandboxState } from "./state.js";
 import { RequestStats, type SandboxStats } from "./stats.js";
 import { DEFAULT_FX_QUOTE_TTL_MS } from "./tools.js";
-import { DEFAULT_WEBHOOK_RETRY, WebhookDeliverer } from "./webhook-delivery.js";
+import {
+  DEFAULT_WEBHOOK_BACKLOG_LIMIT,
+  DEFAULT_WEBHOOK_RETRY,
+  WebhookDeliverer,
+} from "./webhook-delivery.js";
 
 export { VERIFY_AFTER_METADATA_KEY } from "./accounts.js";
 export type { FaultConfig } from "./faults.js";
@@ -62,6 +66,11 @@ export interface SandboxOptions {
   fxQuoteTtlMs?: number;
   /** How long idempotency keys are remembered; default 24 hours. */
   idempotencyTtlMs?: number;
+  /**
+   * Webhook deliveries waiting for the endpoint beyond which new payments are refused with 429
+   * (default {@link DEFAULT_WEBHOOK_BACKLOG_LIMIT}; 0 = never). See server.ts `shedLoad`.
+   */
+  webhookBacklogLimit?: number;
   /** Optional logger; receives one line at start and warnings (never a secret). */
   logger?: SandboxLogger;
 }
@@ -130,6 +139,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
       stats: requestStats,
       snapshot,
       bucket: new TokenBucket(),
+      webhookBacklog: () => deliverer.backlog().waiting,
+      webhookBacklogLimit: opts.webhookBacklogLimit ?? DEFAULT_WEBHOOK_BACKLOG_LIMIT,
       ...(opts.logger ? { logger: opts.logger } : {}),
     }),
   );

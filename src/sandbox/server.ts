@@ -21,6 +21,10 @@ export interface ServerDeps extends Omit<RouteDeps, "resetStats"> {
   stats: RequestStats;
   /** The `rateLimitPerSecond` token bucket. */
   bucket: TokenBucket;
+  /** Webhook deliveries waiting for the endpoint now. */
+  webhookBacklog: () => number;
+  /** Above this many waiting deliveries, `POST /payments` is answered 429 (0 = never). */
+  webhookBacklogLimit: number;
   logger?: { warn(obj: object, msg?: string): void };
 }
 
@@ -68,18 +72,22 @@ export function createRequestHandler(deps: ServerDeps) {
         "sandbox fault: service unavailable",
       );
     }
-    if (fault?.status === 429) {
-      throw new ApiError(
-        429,
-        "rate_limit_error",
-        "RATE_LIMITED",
-        "sandbox fault: too many requests",
-        undefined,
-        {
-          "retry-after": String(fault.retryAfterSeconds),
-        },
-      );
+    if (fault?.status === 429) throw rateLimited("sandbox fault: too many requests", fault.retryAfterSeconds);
+    // Load shedding (webhook-delivery.ts DEFAULT_WEBHOOK_BACKLOG_LIMIT): only new payments, the work
+    // that makes deliveries; reads and everything else are still answered.
+    if (
+      deps.webhookBacklogLimit > 0 &&
+      requestKind(method, target.segments.slice(1)) === "create" &&
+      deps.webhookBacklog() > deps.webhookBacklogLimit
+    ) {
+      throw rateLimited("too many requests: webhook deliveries are behind; retry after the delay", 1);
     }
+  }
+
+  function rateLimited(message: string, retryAfterSeconds: number): ApiError {
+    return new ApiError(429, "rate_limit_error", "RATE_LIMITED", message, undefined, {
+      "retry-after": String(retryAfterSeconds),
+    });
   }
 
   /** Everything up to the handler's reply; every failure becomes the error envelope. */

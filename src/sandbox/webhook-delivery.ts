@@ -17,6 +17,16 @@ export interface WebhookRetryConfig {
 }
 
 export const DEFAULT_WEBHOOK_RETRY: WebhookRetryConfig = { attempts: 5, baseDelayMs: 500 };
+/**
+ * Deliveries waiting for the endpoint beyond which the sandbox refuses new payments with 429, as a
+ * service protects its webhook pipeline: each payment brings three deliveries, so when the endpoint
+ * (or the sandbox's own single thread, sharing a machine with its client) falls behind, accepting
+ * payments faster only grows the backlog, and with it the sandbox's heap and its GC, until everything
+ * slows down (bench:e2e at 1M rows: 400,000 deliveries waiting, the sandbox at 700 MB). 20,000
+ * deliveries are a few seconds of work and a few MB; a client that adapts its rate to 429s settles
+ * at what the deliveries keep up with.
+ */
+export const DEFAULT_WEBHOOK_BACKLOG_LIMIT = 20_000;
 const ATTEMPT_TIMEOUT_MS = 5000;
 /** Connections to the endpoint; more deliveries wait in the agent's queue (keep-alive, no per-POST handshake). */
 const DELIVERY_CONNECTIONS = 32;
