@@ -62,7 +62,8 @@ export function createRequestHandler(deps: ServerDeps) {
 
   /** Counts an API request and applies the request-level faults (503, 429) before anything is done. */
   function countAndFault(method: string, target: Target): void {
-    deps.stats.count(requestKind(method, target.segments.slice(1)));
+    const kind = requestKind(method, target.segments.slice(1));
+    deps.stats.count(kind);
     const fault = requestFault(deps.faults(), Math.random, deps.bucket);
     if (fault?.status === 503) {
       throw new ApiError(
@@ -77,7 +78,7 @@ export function createRequestHandler(deps: ServerDeps) {
     // that makes deliveries; reads and everything else are still answered.
     if (
       deps.webhookBacklogLimit > 0 &&
-      requestKind(method, target.segments.slice(1)) === "create" &&
+      kind === "create" &&
       deps.webhookBacklog() > deps.webhookBacklogLimit
     ) {
       throw rateLimited("too many requests: webhook deliveries are behind; retry after the delay", 1);
