@@ -52,8 +52,16 @@ export function fxQuote(state: SandboxState, entityId: string, rawBody: unknown,
   const expiresAtMs = state.now() + ttlMs;
   const token = newId("fxq");
   state.quotes.set(token, { token, entityId, receivingAccountId: account.id, price, expiresAtMs });
-  // Expired quotes are useless; drop them so a long-running sandbox does not grow.
-  for (const [t, q] of state.quotes) if (q.expiresAtMs + 60_000 < state.now()) state.quotes.delete(t);
+  // Expired quotes are useless; drop them so a long-running sandbox does not grow. A Map keeps
+  // insertion order and every quote gets the same lifetime, so the oldest come first: stop at the
+  // first one still kept, instead of walking every quote of the last minutes on each request (about
+  // 20,000 at a 1M-row bench's rate). A quote's expiry is checked when it is used (fx.ts checkQuote),
+  // so one left here a little longer is only memory.
+  const now = state.now();
+  for (const [t, q] of state.quotes) {
+    if (q.expiresAtMs + 60_000 >= now) break;
+    state.quotes.delete(t);
+  }
   return {
     currency,
     foreignAmount: price.foreignAmount,
