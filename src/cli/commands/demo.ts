@@ -6,6 +6,7 @@ import { loadConfig } from "../../config/index.js";
 import { RedisUnavailableError } from "../../demo/private-redis.js";
 import { runDemo } from "../../demo/run-demo.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { keepHeapLean } from "../lean-heap.js";
 import { parsePort } from "../options.js";
 
 export function registerDemo(program: Command): void {
@@ -18,6 +19,8 @@ export function registerDemo(program: Command): void {
     .option("--port <n>", "port of the console and API (default: a free one)", parsePort)
     .option("--stay", "keep the console, API and workers running after the result, until Ctrl-C")
     .action(async (sheet: string | undefined, opts: { port?: number; stay?: boolean }) => {
+      // The sandbox, workers and server of `sandbox`, `worker` and `serve` in one process.
+      keepHeapLean();
       const say = (line: string) => process.stdout.write(`${line}\n`);
       const bar = process.stdout.isTTY
         ? new cliProgress.SingleBar(

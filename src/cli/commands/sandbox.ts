@@ -1,6 +1,7 @@
 /** `payouts sandbox`: the simulated Partner Payouts Service on its own. */
 import type { Command } from "commander";
 import { loadDefaultSeed, loadSeed, startSandbox } from "../../sandbox/index.js";
+import { keepHeapLean } from "../lean-heap.js";
 import { parsePort } from "../options.js";
 import { untilShutdownSignal } from "../signals.js";
 
@@ -12,6 +13,9 @@ export function registerSandbox(program: Command): void {
     .option("--host <address>", "address to listen on", "127.0.0.1")
     .option("--seed <file>", "seed file (entity, accounts, API keys); default samples/sandbox-seed.json")
     .action(async (opts: { port: number; host: string; seed?: string }) => {
+      // Its payments live in typed arrays; what is on the heap is mostly requests and deliveries in
+      // flight, short-lived garbage that V8's default growth lets reach several times the live size.
+      keepHeapLean();
       const stopSignal = untilShutdownSignal();
       const seed = opts.seed ? await loadSeed(opts.seed) : await loadDefaultSeed();
       const sandbox = await startSandbox({ port: opts.port, host: opts.host, seed });
