@@ -235,7 +235,7 @@ export class BatchFeeder {
       const page = Math.min(ROW_CHUNK, Math.max(MIN_PAGE, room - fed));
       const rowKeys = await redis.lrange(keys.order(batchId), cursor, cursor + page - 1);
       if (rowKeys.length === 0) {
-        await this.finish(batchId, cursor, epoch);
+        await this.finish(batch, cursor, epoch);
         return fed;
       }
       const states = await this.store.rowStates(batchId, rowKeys);
@@ -273,10 +273,10 @@ export class BatchFeeder {
    * At the end of the order list: a batch whose rows are all recorded is taken off the feeding list.
    * If its list does not hold every row, the rows it misses are found by offering every queued row.
    */
-  private async finish(batchId: string, cursor: number, epoch: string): Promise<void> {
+  private async finish(batch: BatchRecord, cursor: number, epoch: string): Promise<void> {
     const { keys, redis } = this.store;
-    const batch = await this.store.getBatch(batchId);
-    if (!batch?.rowsRecorded) return;
+    const batchId = batch.id;
+    if (!batch.rowsRecorded) return;
     const [listed, recorded] = await Promise.all([
       redis.llen(keys.order(batchId)),
       redis.hlen(keys.rows(batchId)),

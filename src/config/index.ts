@@ -32,6 +32,7 @@ const url = (name: string) =>
   }, `${name} must be an absolute URL`);
 
 const intFrom = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const FeedWindow = intFrom(1, 1_000_000);
 
 const EnvSchema = z.object({
   PAYOUTS_API_URL: url("PAYOUTS_API_URL").optional(),
@@ -60,8 +61,11 @@ const EnvSchema = z.object({
   WORKER_CONCURRENCY: intFrom(1, 256).default(8),
   /** Global cap on payment creations per second across all workers (BullMQ limiter). */
   PAYOUTS_RATE_LIMIT_PER_SECOND: intFrom(1, 100_000).default(50),
-  /** Payment jobs waiting in the queue at once; batches are fed as jobs finish (src/batches/batch-feeder.ts). */
-  PAYOUTS_FEED_WINDOW: intFrom(1, 1_000_000).default(2000),
+  /**
+   * Payment jobs waiting in the queue at once; batches are fed as jobs finish (src/batches/batch-feeder.ts,
+   * whose FEED_WINDOW is the default). Read where the queue is opened: {@link loadFeedWindow}.
+   */
+  PAYOUTS_FEED_WINDOW: FeedWindow.optional(),
   SCHEDULE_CRON: z.string().min(1).optional(),
   SCHEDULE_TZ: z.string().min(1).default("UTC"),
   NOTIFY_URL: url("NOTIFY_URL").optional(),
@@ -106,8 +110,6 @@ export interface AppConfig {
   apiTimeoutMs: number;
   workerConcurrency: number;
   rateLimitPerSecond: number;
-  /** Payment jobs that may wait in the queue at once (FEED_WINDOW by default). */
-  feedWindow: number;
   scheduleCron: string | undefined;
   scheduleTz: string;
   notifyUrl: string | undefined;
@@ -161,7 +163,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     apiTimeoutMs: e.PAYOUTS_API_TIMEOUT_MS,
     workerConcurrency: e.WORKER_CONCURRENCY,
     rateLimitPerSecond: e.PAYOUTS_RATE_LIMIT_PER_SECOND,
-    feedWindow: e.PAYOUTS_FEED_WINDOW,
     scheduleCron: e.SCHEDULE_CRON,
     scheduleTz: e.SCHEDULE_TZ,
     notifyUrl: e.NOTIFY_URL,
@@ -188,6 +189,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
  * The approval settings alone, validated as loadConfig does: what the submission gate uses when it
  * is not handed a policy, so that no way of submitting can skip the rules the environment sets.
  */
+/**
+ * PAYOUTS_FEED_WINDOW, or undefined when unset: read by every process that opens the payment queue
+ * (src/pipeline), so a worker, `serve` (approvals), `submit`, `retry`, `recover` and the watched folder
+ * all keep the same window, as the README asks.
+ */
+export function loadFeedWindow(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const text = env.PAYOUTS_FEED_WINDOW?.trim();
+  if (!text) return undefined;
+  const parsed = FeedWindow.safeParse(text);
+  if (!parsed.success) {
+    throw new ConfigError(
+      `Invalid environment:\n  PAYOUTS_FEED_WINDOW: must be a whole number from 1 to 1000000 (got "${text}")`,
+    );
+  }
+  return parsed.data;
+}
+
 export function loadApprovalPolicy(env: NodeJS.ProcessEnv = process.env): ApprovalPolicy {
   const value = (name: string) => (env[name]?.trim() ? env[name] : undefined);
   return approvalPolicyFrom({

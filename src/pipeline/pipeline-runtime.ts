@@ -18,7 +18,7 @@ import {
   type SubmitBatchResult,
   submitBatch,
 } from "../batches/index.js";
-import { loadApprovalPolicy } from "../config/index.js";
+import { loadApprovalPolicy, loadFeedWindow } from "../config/index.js";
 import {
   createPayoutsClient,
   DEFAULT_JOB_RETRY_SETTINGS,
@@ -89,8 +89,8 @@ export interface PipelineSettings {
    */
   approval?: ApprovalPolicy;
   /**
-   * How many payment jobs may wait in the queue at once (default FEED_WINDOW, src/batches/batch-feeder.ts):
-   * batches are fed to the queue as their jobs finish. Give every process of an installation the same.
+   * How many payment jobs may wait in the queue at once (default PAYOUTS_FEED_WINDOW, else FEED_WINDOW,
+   * src/batches/batch-feeder.ts): batches are fed to the queue as their jobs finish.
    */
   feedWindow?: number;
   /**
@@ -127,7 +127,7 @@ export function openPipeline(settings: PipelineSettings): Pipeline {
   const enqueuer = paymentQueueEnqueuer(
     queue,
     { ...DEFAULT_JOB_RETRY_SETTINGS, ...settings.jobs },
-    settings.feedWindow ?? FEED_WINDOW,
+    settings.feedWindow ?? loadFeedWindow() ?? FEED_WINDOW,
   );
   let closing: Promise<void> | undefined;
   return {

@@ -69,7 +69,6 @@ export async function runSubmit(
         redisUrl: config.redisUrl,
         prefix: flags.redisPrefix,
         failFast: true,
-        feedWindow: config.feedWindow,
       },
       dataDir: config.dataDir,
       entityId: config.entityId,

@@ -109,7 +109,6 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
     const service = await startPaymentService({
       redisUrl: config.redisUrl,
       prefix: opts.redisPrefix,
-      feedWindow: config.feedWindow,
       client: createWorkerClient({
         ...api,
         timeoutMs: config.apiTimeoutMs,

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../../src/config/index.js";
+import { ConfigError, loadConfig, loadFeedWindow } from "../../../src/config/index.js";
 
 describe("loadConfig", () => {
   it("applies the documented defaults when nothing is set", () => {
@@ -56,5 +56,21 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ SCHEDULE_CRON: "0 2 * * *", SCHEDULE_TZ: "Mars/Base" })).toThrow(/SCHEDULE_TZ/);
     const ok = loadConfig({ SCHEDULE_CRON: "0 2 * * *", SCHEDULE_TZ: "Europe/Paris" });
     expect(ok).toMatchObject({ scheduleCron: "0 2 * * *", scheduleTz: "Europe/Paris" });
+  });
+});
+
+describe("loadFeedWindow", () => {
+  it("reads PAYOUTS_FEED_WINDOW where the queue is opened, and leaves the default to the feed when unset", () => {
+    expect(loadFeedWindow({})).toBeUndefined();
+    expect(loadFeedWindow({ PAYOUTS_FEED_WINDOW: " " })).toBeUndefined();
+    expect(loadFeedWindow({ PAYOUTS_FEED_WINDOW: "500" })).toBe(500);
+  });
+
+  it("refuses a window that is not a whole number from 1, naming the variable", () => {
+    for (const bad of ["0", "-3", "2.5", "lots"]) {
+      expect(() => loadFeedWindow({ PAYOUTS_FEED_WINDOW: bad })).toThrow(ConfigError);
+      expect(() => loadFeedWindow({ PAYOUTS_FEED_WINDOW: bad })).toThrow(/PAYOUTS_FEED_WINDOW/);
+    }
+    expect(() => loadConfig({ PAYOUTS_FEED_WINDOW: "0" })).toThrow(/PAYOUTS_FEED_WINDOW/);
   });
 });
