@@ -1,6 +1,7 @@
 import { randomFillSync } from "node:crypto";
 
-export type IdPrefix = "ent" | "acct" | "pay" | "att" | "msg" | "fxq" | "lnk";
+/** Payment ids are not drawn here: they are derived from the payment's slot (payment-ids.ts). */
+export type IdPrefix = "ent" | "acct" | "att" | "msg" | "fxq" | "lnk";
 
 const ID_BYTES = 12;
 /** Random bytes drawn 4 KiB at a time: one system call per ~340 ids instead of one per id. */

@@ -141,10 +141,6 @@ export class PaymentStore {
     return slot >= 0 && slot < this.t.length ? this.at(slot) : undefined;
   }
 
-  has(id: string): boolean {
-    return this.get(id) !== undefined;
-  }
-
   /** Every payment, oldest first. */
   *values(): IterableIterator<StoredPayment> {
     for (let slot = 0; slot < this.t.length; slot++) yield this.at(slot);

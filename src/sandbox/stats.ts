@@ -33,7 +33,10 @@ export interface RequestCounts {
   other: number;
   /** Sum of the kinds. */
   total: number;
-  /** Requests answered 429 (either rate-limit fault), included in the kinds above. */
+  /**
+   * Requests answered 429 (a rate-limit fault, or a create refused while webhook deliveries are behind),
+   * included in the kinds above.
+   */
   rateLimited: number;
   /** When the counters were last reset (RFC 3339). */
   since: string;

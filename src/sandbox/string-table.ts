@@ -183,7 +183,8 @@ export class SlotList {
   }
 
   push(slot: number): void {
-    if (this.length === this.items.length) this.items = grown(this.items, this.items.length * 2);
+    // At least 4: a list retained down to nothing (or made empty) must still grow.
+    if (this.length === this.items.length) this.items = grown(this.items, Math.max(4, this.items.length * 2));
     this.items[this.length++] = slot;
   }
 
@@ -206,6 +207,6 @@ export class SlotList {
       if (keep(slot)) this.items[n++] = slot;
     }
     this.length = n;
-    if (this.items.length > 16 && n * 4 < this.items.length) this.items = this.items.slice(0, n * 2);
+    if (this.items.length > 16 && n * 4 < this.items.length) this.items = this.items.slice(0, Math.max(4, n * 2));
   }
 }

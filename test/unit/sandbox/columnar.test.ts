@@ -25,6 +25,21 @@ describe("StringTable", () => {
 });
 
 describe("SlotList", () => {
+  it("still takes slots after being retained down to nothing, or made with no room", () => {
+    const list = new SlotList(64);
+    for (let i = 0; i < 40; i++) list.push(i);
+    list.retain(() => false);
+    for (let i = 0; i < 10; i++) list.push(100 + i);
+    expect(Array.from({ length: list.length }, (_, i) => list.at(i))).toEqual(
+      Array.from({ length: 10 }, (_, i) => 100 + i),
+    );
+    const empty = new SlotList(0);
+    empty.push(7);
+    empty.insertAt(0, 6);
+    expect([empty.length, empty.at(0), empty.at(1)]).toEqual([2, 6, 7]);
+  });
+
+
   it("inserts, removes and retains in order", () => {
     const list = new SlotList(1);
     for (let i = 0; i < 100; i += 2) list.push(i);
