@@ -52,10 +52,12 @@ local function append_history(key, line)
 end
 -- Puts the payment id a row is about to lose back into the history notes that hold its mark
 -- (row-fields.ts PAYMENT_ID_MARK, byte 1), so the mark always stands for the row's current payment.
+-- The id goes in as JSON string content (a note is JSON text): a quote or backslash stays escaped.
 local function expand_payment_mark(key, payment_id)
   local h = redis.call('HGET', key, 'history')
   if h and string.find(h, '\\1', 1, true) then
-    redis.call('HSET', key, 'history', (string.gsub(h, '\\1', (string.gsub(payment_id, '%%', '%%%%')))))
+    local json = string.sub(cjson.encode(payment_id), 2, -2)
+    redis.call('HSET', key, 'history', (string.gsub(h, '\\1', (string.gsub(json, '%%', '%%%%')))))
   end
 end
 `;

@@ -238,6 +238,47 @@ describe("row changes", () => {
     expect(await redis.hget(store.keys.row(batchId, key), "history")).not.toContain(PAYMENT_ID_MARK);
   });
 
+  it("keeps a payment id with a quote or a backslash exact in the history, across a new attempt", async () => {
+    for (const id of ['pay_q"x', "pay_a\\nb", "pay_a/b"]) {
+      const { batchId, rows } = await newBatch();
+      const key = rows[0]!.rowKey;
+      await store.changeRow(batchId, key, {
+        to: "submitted",
+        fields: { paymentId: id },
+        note: `payment created: ${id}`,
+      });
+      await store.changeRow(batchId, key, { to: "failed", fields: { paymentStatus: "failed" } });
+      expect((await store.startNewAttempt(batchId, key, 1)).outcome).toBe("ok");
+      expect((await store.getRow(batchId, key))!.history.map((e) => e.note)).toEqual([
+        "recorded",
+        `payment created: ${id}`,
+        null,
+        "operator retry",
+      ]);
+    }
+  });
+
+  it("writes an unusual payment id back as JSON into a history line an earlier version marked", async () => {
+    const { batchId, rows } = await newBatch();
+    const key = rows[0]!.rowKey;
+    const id = 'pay_q"x\\y';
+    // What the previous version stored: the mark for any id, and the row failed.
+    await redis.hset(store.keys.row(batchId, key), {
+      state: "failed",
+      paymentId: id,
+      paymentStatus: "failed",
+      history: `mwu5p8sa - queued 1 ~r\nmwu5phik queued submitted 1 ~c${PAYMENT_ID_MARK}\n`,
+    });
+    expect((await store.getRow(batchId, key))!.history.map((e) => e.note)).toEqual([
+      "recorded",
+      `payment created: ${id}`,
+    ]);
+    expect((await store.startNewAttempt(batchId, key, 1)).outcome).toBe("ok");
+    const row = (await store.getRow(batchId, key))!;
+    expect(row.history.map((e) => e.note).slice(0, 2)).toEqual(["recorded", `payment created: ${id}`]);
+    expect(await redis.hget(store.keys.row(batchId, key), "history")).not.toContain(PAYMENT_ID_MARK);
+  });
+
   it("reads a finished row written by the previous version, and orders payment times across both forms", async () => {
     const { batchId, rows } = await newBatch([instruction({ currency: "USD" })]);
     const key = rows[0]!.rowKey;
