@@ -155,8 +155,6 @@ function optionalNumber(value: string | undefined): number | undefined {
   return value === undefined || value === "" ? undefined : Number(value);
 }
 
-export { isoOfStamp, rowStamp };
-
 /**
  * A row's history lines (redis-scripts.ts HISTORY_LINE), compact or the JSON of older versions;
  * `paymentId` is the row's, which a note's mark stands for (row-fields.ts).

@@ -95,12 +95,10 @@ end
 local function bucket(d, k, hash)
   return KEYS[days + d] .. ':' .. (k - 1) .. ':' .. string.format('%d', hash % sizes[k])
 end
+-- One MGET for the days' counts (most days of the window have none: nil reads as 0).
 local counts = {}
-local legacy = {}
-for d = 1, days do
-  counts[d] = tonumber(redis.call('GET', KEYS[d]) or '0')
-  legacy[d] = redis.call('EXISTS', KEYS[days + d]) == 1
-end
+local stored = redis.call('MGET', unpack(KEYS, 1, days))
+for d = 1, days do counts[d] = tonumber(stored[d] or '0') end
 `;
 
 /**
@@ -111,6 +109,12 @@ end
 const SEEN_FIRST = defineLuaScript(
   "webhookSeenFirstBuckets",
   `${LUA_LEVELS}
+-- Which days still have a hash of the previous layout: one EXISTS for all, as none do once the
+-- upgrade is older than the TTL.
+local legacy = {}
+if redis.call('EXISTS', unpack(KEYS, days + 1, 2 * days)) > 0 then
+  for d = 1, days do legacy[d] = redis.call('EXISTS', KEYS[days + d]) == 1 end
+end
 local out = {}
 local touched = {}
 local recorded = 0
