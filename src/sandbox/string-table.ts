@@ -207,6 +207,7 @@ export class SlotList {
       if (keep(slot)) this.items[n++] = slot;
     }
     this.length = n;
-    if (this.items.length > 16 && n * 4 < this.items.length) this.items = this.items.slice(0, Math.max(4, n * 2));
+    if (this.items.length > 16 && n * 4 < this.items.length)
+      this.items = this.items.slice(0, Math.max(4, n * 2));
   }
 }

@@ -39,7 +39,6 @@ describe("SlotList", () => {
     expect([empty.length, empty.at(0), empty.at(1)]).toEqual([2, 6, 7]);
   });
 
-
   it("inserts, removes and retains in order", () => {
     const list = new SlotList(1);
     for (let i = 0; i < 100; i += 2) list.push(i);
