@@ -9,6 +9,7 @@
  */
 import type { InvalidRowRecord } from "../batches/batch-store.js";
 import { type BatchRecord, type ResultState, type RowRecord, rowIdempotencyKey } from "../batches/index.js";
+import { plainErrorMessage } from "../error-codes/index.js";
 import type { CellValue, TableRow } from "../files/index.js";
 import { formatMinor } from "../money/index.js";
 
@@ -95,7 +96,10 @@ export function resultRowOfRow(batch: ResultBatch, row: RowRecord): TableRow {
     debit_usd: usdFromMinor(row.debitUsd),
     fx_rate: row.fxRate !== undefined && Number.isFinite(row.fxRate) ? row.fxRate : null,
     error_code: row.errorCode ?? null,
-    error_message: row.errorMessage ?? null,
+    // What happened and what to do, from the one error-code table (with the service's own words).
+    error_message: row.errorCode
+      ? plainErrorMessage(row.errorCode, row.errorMessage)
+      : (row.errorMessage ?? null),
     attempt: row.attempt,
     idempotency_key: rowIdempotencyKey(batch, row),
     updated_at: row.updatedAt || null,

@@ -134,7 +134,7 @@ describe("result table", () => {
       null,
       null,
       "REFERENCE_REUSED",
-      "reference INV-1 was already used",
+      "This reference already paid another payout (an earlier batch or another system). (reference INV-1 was already used) Next: Nothing was paid for this row. If it is a new payout, give it a new reference in a new sheet.",
       2,
       rowIdempotencyKey(batch, r),
       "2025-01-01T01:00:00.000Z",
