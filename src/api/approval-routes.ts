@@ -6,6 +6,8 @@
  * its follow-up (rows queued or canceled) are src/approvals'; every attempt is in the audit trail.
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import { z } from "zod";
 import {
   type ApprovalRecord,
   ApprovalStore,
@@ -14,16 +16,69 @@ import {
   type Decider,
   type DecisionContext,
   DecisionError,
-  MAX_REASON_LENGTH,
   rejectBatch,
 } from "../approvals/index.js";
 import { allow, can, principalOf } from "../auth/index.js";
+import { type BatchStore, decodeStaticRow } from "../batches/index.js";
+import { formatMinor } from "../money/index.js";
 import { BATCH_ID_PATTERN } from "../row-identity/index.js";
 import { ApiError } from "./api-error.js";
 import type { ApiContext } from "./context.js";
+import { ApprovalView, BatchIdParams, errors, RejectBody } from "./schemas.js";
+
+type Largest = z.output<typeof ApprovalView>["largest"];
+/** Largest rows shown per currency. */
+const LARGEST_PER_CURRENCY = 5;
+
+function money(minor: number, currency: string): string {
+  try {
+    return formatMinor(minor, currency);
+  } catch {
+    return String(minor);
+  }
+}
+
+/**
+ * The batch's largest rows per currency, for the approver: found by one walk of the batch's rows the
+ * first time and kept with the batch (its rows do not change while it waits for approval).
+ */
+async function largestRows(store: BatchStore, batchId: string): Promise<Largest> {
+  const key = `${store.keys.batch(batchId)}:api:largest`;
+  const kept = await store.redis.get(key);
+  if (kept) return JSON.parse(kept) as Largest;
+  const batch = await store.getBatch(batchId);
+  const top = new Map<string, Largest>();
+  let scan = "0";
+  do {
+    const [next, flat] = await store.redis.hscan(store.keys.rows(batchId), scan, "COUNT", 5000);
+    for (let i = 0; i < flat.length; i += 2) {
+      const { instruction: r, source } = decodeStaticRow(flat[i]!, flat[i + 1]!, batch?.sheet.keys);
+      const list = top.get(r.currency) ?? [];
+      const smallest = list.at(-1);
+      if (list.length >= LARGEST_PER_CURRENCY && smallest && Number(smallest.amount) >= r.amount) continue;
+      const payee = source?.to_account;
+      list.push({
+        row: r.rowNumber,
+        reference: r.reference ?? null,
+        payee: typeof payee === "string" && payee !== "" ? payee : r.receivingAccountId,
+        // Minor units while collecting; formatted below.
+        amount: String(r.amount),
+        currency: r.currency,
+      });
+      list.sort((a, b) => Number(b.amount) - Number(a.amount));
+      top.set(r.currency, list.slice(0, LARGEST_PER_CURRENCY));
+    }
+    scan = next;
+  } while (scan !== "0");
+  const largest = [...top.keys()]
+    .sort()
+    .flatMap((c) => top.get(c)!.map((l) => ({ ...l, amount: money(Number(l.amount), c) })));
+  if (batch?.rowsRecorded) await store.redis.set(key, JSON.stringify(largest), "EX", 30 * 24 * 3600);
+  return largest;
+}
 
 /** The approval as the API shows it. */
-export function approvalView(record: ApprovalRecord) {
+export function approvalView(record: ApprovalRecord, largest: Largest = []): z.output<typeof ApprovalView> {
   return {
     status: record.status,
     required: record.required,
@@ -31,14 +86,22 @@ export function approvalView(record: ApprovalRecord) {
     requestedAt: record.requestedAt,
     expiresAt: record.expiresAt,
     approvals: record.approvals,
-    reasons: record.reasons,
+    reasons: record.reasons.map((r) => ({
+      currency: r.currency,
+      total: money(r.total, r.currency),
+      threshold: money(r.threshold, r.currency),
+      rule: r.rule,
+    })),
+    largest,
     decidedAt: record.decidedAt ?? null,
     decidedBy: record.decidedBy ?? null,
     reason: record.reason ?? null,
   };
 }
 
-export function registerApprovalRoutes(app: FastifyInstance, ctx: ApiContext): void {
+export function registerApprovalRoutes(parent: FastifyInstance, ctx: ApiContext): void {
+  const app = parent.withTypeProvider<ZodTypeProvider>();
+  const tags = ["approvals"];
   const approvals = new ApprovalStore(ctx.redis, { prefix: ctx.prefix, audit: approvalAuditTo(ctx.audit) });
   const decisions: DecisionContext = {
     approvals,
@@ -65,16 +128,29 @@ export function registerApprovalRoutes(app: FastifyInstance, ctx: ApiContext): v
   const answer = async (decision: Promise<Awaited<ReturnType<typeof approveBatch>>>) => {
     try {
       const { outcome, approval } = await decision;
-      return { outcome, approval: approvalView(approval) };
+      return { outcome, approval: approvalView(approval, await largestRows(ctx.store, approval.batchId)) };
     } catch (err) {
       if (err instanceof DecisionError) throw new ApiError(err.status, err.code, err.message);
       throw err;
     }
   };
 
-  app.get<{ Params: { id: string } }>(
+  const Decision = z.object({
+    outcome: z.string().describe("`recorded`, `approved`, `already` or `rejected`."),
+    approval: ApprovalView,
+  });
+
+  app.get(
     "/api/v1/batches/:id/approval",
-    { preHandler: allow("batches.read") },
+    {
+      preValidation: allow("batches.read"),
+      schema: {
+        tags,
+        summary: "A batch's approval: why it is held, its largest rows, who approved (null: none needed)",
+        params: BatchIdParams,
+        response: { 200: z.object({ approval: ApprovalView.nullable() }), ...errors(404) },
+      },
+    },
     async (request) => {
       const id = batchIdOf(request.params.id);
       const record = await approvals.get(id);
@@ -82,29 +158,37 @@ export function registerApprovalRoutes(app: FastifyInstance, ctx: ApiContext): v
         if (!(await ctx.store.getBatch(id))) throw new ApiError(404, "NOT_FOUND", `no batch ${id}`);
         return { approval: null };
       }
-      return { approval: approvalView(record) };
+      return { approval: approvalView(record, await largestRows(ctx.store, id)) };
     },
   );
 
-  app.post<{ Params: { id: string } }>(
+  app.post(
     "/api/v1/batches/:id/approve",
-    { preHandler: allow("batches.approve") },
+    {
+      preValidation: allow("batches.approve"),
+      schema: {
+        tags,
+        summary: "Approve a held batch (approvers; never the submitter)",
+        params: BatchIdParams,
+        response: { 200: Decision, ...errors(404, 409) },
+      },
+    },
     async (request) => answer(approveBatch(decisions, batchIdOf(request.params.id), deciderOf(request))),
   );
 
-  app.post<{ Params: { id: string }; Body: { reason?: unknown } | undefined }>(
+  app.post(
     "/api/v1/batches/:id/reject",
-    { preHandler: allow("batches.approve") },
-    async (request) => {
-      const reason = request.body?.reason;
-      if (typeof reason !== "string" || reason.trim() === "" || reason.length > MAX_REASON_LENGTH) {
-        throw new ApiError(
-          400,
-          "INVALID_REQUEST",
-          `send { reason }: why, in 1 to ${MAX_REASON_LENGTH} characters`,
-        );
-      }
-      return answer(rejectBatch(decisions, batchIdOf(request.params.id), deciderOf(request), reason));
+    {
+      preValidation: allow("batches.approve"),
+      schema: {
+        tags,
+        summary: "Reject a held batch with a reason: every row ends canceled, nothing is paid",
+        params: BatchIdParams,
+        body: RejectBody,
+        response: { 200: Decision, ...errors(400, 404, 409) },
+      },
     },
+    async (request) =>
+      answer(rejectBatch(decisions, batchIdOf(request.params.id), deciderOf(request), request.body.reason)),
   );
 }

@@ -1,8 +1,11 @@
 /**
- * Batches: submit an uploaded sheet, list, get, rows (filtered, paged), one row with its history,
- * retry, cancel a scheduled payment, and the result file.
+ * Batches: submit an uploaded sheet, list, get, rows (in sheet order, jumped into, filtered, searched),
+ * one row with its history, retry, cancel a scheduled payment, and the result file. Every route states
+ * its shapes in schemas.ts; Fastify validates requests by them.
  */
 import type { FastifyInstance } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import { z } from "zod";
 import { auditRequest } from "../audit/index.js";
 import { allow, principalOf } from "../auth/index.js";
 import { DuplicateFileError, isRowState, type RowState } from "../batches/index.js";
@@ -14,7 +17,23 @@ import { submitSheet } from "../submission/index.js";
 import { ApiError } from "./api-error.js";
 import { batchViewOf, originKey } from "./batch-views.js";
 import type { ApiContext } from "./context.js";
-import { decodeCursor, pageRows, rowByNumber, rowView } from "./row-pages.js";
+import type { PayeeDirectory } from "./payee-directory.js";
+import { decodeScanCursor, encodeScanCursor, rowsOfPage, scanRows } from "./row-scan.js";
+import { invalidRowsByNumber, invalidRowView, rowByNumber, rowView } from "./row-views.js";
+import {
+  BatchIdParams,
+  BatchList,
+  BatchView,
+  Cursor,
+  errors,
+  Limit,
+  RetryBody,
+  RowDetail,
+  RowParams,
+  RowsPage,
+  RowsQuery,
+  SubmitBody,
+} from "./schemas.js";
 import { UploadStore } from "./uploads.js";
 
 export interface BatchRouteOptions {
@@ -25,19 +44,11 @@ export interface BatchRouteOptions {
     batchId: string,
     format: "csv" | "xlsx",
   ) => Promise<void>;
+  payees: PayeeDirectory;
 }
 
 /** A batch list cursor, once base64url-decoded: `<creation ms>.<batch id>`. */
 const CURSOR_PATTERN = new RegExp(`^(\\d{1,16})\\.(${BATCH_ID_SOURCE})$`);
-
-function limitOf(value: unknown, fallback: number, max: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > max) {
-    throw new ApiError(400, "INVALID_REQUEST", `limit must be a whole number from 1 to ${max}`);
-  }
-  return n;
-}
 
 function batchIdOf(id: string): string {
   if (!BATCH_ID_PATTERN.test(id)) throw new ApiError(404, "NOT_FOUND", `no batch ${id}`);
@@ -46,11 +57,17 @@ function batchIdOf(id: string): string {
 
 /**
  * Registers the batch routes. Long because it is a list of routes, each a few lines that read the
- * shared context; the work behind each is in its own module (submission, retries, row pages).
+ * shared context; the work behind each is in its own module (submission, retries, row scans).
  */
-export function registerBatchRoutes(app: FastifyInstance, ctx: ApiContext, options: BatchRouteOptions): void {
+export function registerBatchRoutes(
+  parent: FastifyInstance,
+  ctx: ApiContext,
+  options: BatchRouteOptions,
+): void {
+  const app = parent.withTypeProvider<ZodTypeProvider>();
   const uploads = new UploadStore(ctx.redis, ctx.prefix);
   const { store } = ctx;
+  const tags = ["batches"];
 
   async function progressOr404(id: string) {
     const p = await store.progress(batchIdOf(id));
@@ -58,16 +75,22 @@ export function registerBatchRoutes(app: FastifyInstance, ctx: ApiContext, optio
     return p;
   }
 
-  app.post<{ Body: { sheetId?: unknown; onInvalid?: unknown } }>(
+  app.post(
     "/api/v1/batches",
-    { preHandler: allow("batches.submit") },
+    {
+      preValidation: allow("batches.submit"),
+      schema: {
+        tags,
+        summary: "Submit an uploaded sheet as a batch (as `payouts submit`)",
+        body: SubmitBody,
+        response: {
+          201: z.object({ id: z.string(), state: z.string() }),
+          ...errors(404, 409, 422),
+        },
+      },
+    },
     async (request, reply) => {
-      const { sheetId, onInvalid = "reject" } = request.body ?? {};
-      if (typeof sheetId !== "string")
-        throw new ApiError(400, "INVALID_REQUEST", "send { sheetId, onInvalid }");
-      if (onInvalid !== "reject" && onInvalid !== "skip") {
-        throw new ApiError(400, "INVALID_REQUEST", 'onInvalid is "reject" or "skip"');
-      }
+      const { sheetId, onInvalid } = request.body;
       const upload = await uploads.get(sheetId);
       if (!upload)
         throw new ApiError(404, "NOT_FOUND", `no uploaded sheet ${sheetId} (uploads are kept 30 days)`);
@@ -126,11 +149,19 @@ export function registerBatchRoutes(app: FastifyInstance, ctx: ApiContext, optio
     },
   );
 
-  app.get<{ Querystring: { limit?: string; cursor?: string } }>(
+  app.get(
     "/api/v1/batches",
-    { preHandler: allow("batches.read") },
+    {
+      preValidation: allow("batches.read"),
+      schema: {
+        tags,
+        summary: "List batches, newest first",
+        querystring: z.object({ limit: Limit(20, 100), cursor: Cursor }),
+        response: { 200: BatchList, ...errors(400) },
+      },
+    },
     async (request) => {
-      const limit = limitOf(request.query.limit, 20, 100);
+      const limit = request.query.limit;
       let max = "+inf";
       let after: { score: string; id: string } | undefined;
       if (request.query.cursor) {
@@ -168,36 +199,90 @@ export function registerBatchRoutes(app: FastifyInstance, ctx: ApiContext, optio
     },
   );
 
-  app.get<{ Params: { id: string } }>(
+  app.get(
     "/api/v1/batches/:id",
-    { preHandler: allow("batches.read") },
+    {
+      preValidation: allow("batches.read"),
+      schema: {
+        tags,
+        summary: "One batch: state, counts, money per currency and state, approval",
+        params: BatchIdParams,
+        response: { 200: BatchView, ...errors(404) },
+      },
+    },
     async (request) => {
       const p = await progressOr404(request.params.id);
       return batchViewOf(store, ctx.prefix, p);
     },
   );
 
-  app.get<{
-    Params: { id: string };
-    Querystring: { state?: string; q?: string; limit?: string; cursor?: string };
-  }>("/api/v1/batches/:id/rows", { preHandler: allow("batches.read") }, async (request) => {
-    const p = await progressOr404(request.params.id);
-    const { state, q, cursor } = request.query;
-    let states: Set<RowState> | undefined;
-    if (state) {
-      const list = state.split(",").map((s) => s.trim());
-      const bad = list.find((s) => !isRowState(s));
+  app.get(
+    "/api/v1/batches/:id/rows",
+    {
+      preValidation: allow("batches.read"),
+      schema: {
+        tags,
+        summary: "A batch's rows: in sheet order, from any position, filtered by state, or searched",
+        description:
+          "Without a filter a page is read straight from the sheet order (`offset` jumps). With `state` or `q` the rows are matched inside Redis within a budget per request: a page may be short, even empty, while `nextCursor` is set; keep following it (`reached` says how far the search got).",
+        params: BatchIdParams,
+        querystring: RowsQuery,
+        response: { 200: RowsPage, ...errors(400, 404) },
+      },
+    },
+    async (request) => {
+      const p = await progressOr404(request.params.id);
+      const batchId = p.batch.id;
+      const { state, limit, offset } = request.query;
+      const q = request.query.q?.trim() || undefined;
+      const list = state
+        ? state
+            .split(",")
+            .map((s) => s.trim())
+            .filter((s) => s !== "")
+        : [];
+      const invalid = list.includes("invalid");
+      if (invalid && list.length > 1) {
+        throw new ApiError(
+          400,
+          "INVALID_REQUEST",
+          "state=invalid lists the invalid rows; it cannot be combined",
+        );
+      }
+      const bad = list.find((s) => s !== "invalid" && !isRowState(s));
       if (bad !== undefined) throw new ApiError(400, "INVALID_REQUEST", `state "${bad}" is not a row state`);
-      states = new Set(list as RowState[]);
-    }
-    const decoded = cursor ? decodeCursor(cursor) : undefined;
-    if (cursor && !decoded) throw new ApiError(400, "INVALID_REQUEST", "cursor is not one this server gave");
-    return pageRows(store, p.batch.id, {
-      limit: limitOf(request.query.limit, 50, 500),
-      cursor: decoded,
-      filter: { states, q: q?.trim() ? q.trim().slice(0, 200) : undefined },
-    });
-  });
+      const states = invalid || list.length === 0 ? undefined : new Set(list as RowState[]);
+      const cursor = request.query.cursor ? decodeScanCursor(request.query.cursor) : undefined;
+      if (request.query.cursor && !cursor) {
+        throw new ApiError(400, "INVALID_REQUEST", "cursor is not one this server gave");
+      }
+      const payeeIds = q && !invalid ? await options.payees.idsMatching(q) : undefined;
+      const page = await scanRows(store, batchId, { states, invalid, q, payeeIds, limit, offset, cursor });
+      let data: z.output<typeof RowsPage>["data"];
+      if (invalid) {
+        const rows = await invalidRowsByNumber(store, batchId, page.keys);
+        data = rows.map((r) => invalidRowView(r, p.batch.createdAt));
+      } else {
+        const [rows, payees, view] = await Promise.all([
+          rowsOfPage(store, batchId, page),
+          options.payees.entries(),
+          batchViewOf(store, ctx.prefix, p),
+        ]);
+        const context = { payees, heldForApproval: view.state === "awaiting-approval", now: Date.now() };
+        data = rows.map((r) => rowView(r, context));
+      }
+      // Without a search the number of matches is known from the counters.
+      const total = q ? null : states ? [...states].reduce((n, s) => n + (p.counts[s] ?? 0), 0) : page.size;
+      return {
+        data,
+        nextCursor: page.next ? encodeScanCursor(page.next) : null,
+        total,
+        rows: page.size,
+        offset: page.offset,
+        reached: page.reached,
+      };
+    },
+  );
 
   async function rowOr404(id: string, row: string) {
     const batchId = batchIdOf(id);
@@ -208,31 +293,54 @@ export function registerBatchRoutes(app: FastifyInstance, ctx: ApiContext, optio
     return record;
   }
 
-  app.get<{ Params: { id: string; row: string } }>(
+  app.get(
     "/api/v1/batches/:id/rows/:row",
-    { preHandler: allow("batches.read") },
+    {
+      preValidation: allow("batches.read"),
+      schema: {
+        tags,
+        summary: "One row by its sheet row number, with its history",
+        params: RowParams,
+        response: { 200: RowDetail, ...errors(404) },
+      },
+    },
     async (request) => {
       const r = await rowOr404(request.params.id, request.params.row);
-      return { ...rowView(r), paymentStatus: r.paymentStatus ?? null, history: r.history };
+      const [payees, p] = await Promise.all([options.payees.entries(), progressOr404(r.batchId)]);
+      const view = await batchViewOf(store, ctx.prefix, p);
+      const context = { payees, heldForApproval: view.state === "awaiting-approval", now: Date.now() };
+      return { ...rowView(r, context), history: r.history };
     },
   );
 
-  app.post<{ Params: { id: string }; Body: { rows?: unknown } | undefined }>(
+  app.post(
     "/api/v1/batches/:id/retry",
-    { preHandler: allow("rows.retry") },
+    {
+      preValidation: allow("rows.retry"),
+      schema: {
+        tags,
+        summary: "A new attempt for failed, rejected, canceled or error rows (as `payouts retry`)",
+        params: BatchIdParams,
+        body: RetryBody,
+        response: {
+          200: z.object({
+            retried: z.array(z.number().int()),
+            leftAlone: z.array(z.object({ row: z.number().int(), reason: z.string() })),
+          }),
+          ...errors(400, 404),
+        },
+      },
+    },
     async (request) => {
       const batchId = batchIdOf(request.params.id);
       const rows = request.body?.rows;
-      if (rows !== undefined && (!Array.isArray(rows) || !rows.every((n) => Number.isInteger(n) && n > 0))) {
-        throw new ApiError(400, "INVALID_REQUEST", "rows is a list of row numbers, e.g. [3, 7]");
-      }
       const result = await retryRows({
         store,
         enqueuer: ctx.enqueuer,
         batchId,
         // Rows in `error` are resolved against the ledger before they are paid again (issue 13).
         ledger: ctx.client,
-        ...(rows ? { rows: rows as number[] } : {}),
+        ...(rows ? { rows } : {}),
         note: `operator retry by ${principalOf(request).name}`,
       });
       if (result.kind === "unknown-batch") throw new ApiError(404, "NOT_FOUND", `no batch ${batchId}`);
@@ -248,9 +356,20 @@ export function registerBatchRoutes(app: FastifyInstance, ctx: ApiContext, optio
     },
   );
 
-  app.post<{ Params: { id: string; row: string } }>(
+  app.post(
     "/api/v1/batches/:id/rows/:row/cancel",
-    { preHandler: allow("rows.cancel") },
+    {
+      preValidation: allow("rows.cancel"),
+      schema: {
+        tags,
+        summary: "Cancel a row's payment while the service still has it scheduled",
+        params: RowParams,
+        response: {
+          200: z.object({ row: z.number().int(), paymentId: z.string(), paymentStatus: z.string() }),
+          ...errors(404, 409),
+        },
+      },
+    },
     async (request) => {
       const r = await rowOr404(request.params.id, request.params.row);
       const target = `${r.batchId}/${r.rowNumber}`;
@@ -277,9 +396,18 @@ export function registerBatchRoutes(app: FastifyInstance, ctx: ApiContext, optio
     },
   );
 
-  app.get<{ Params: { id: string; format: string } }>(
+  app.get(
     "/api/v1/batches/:id/result.:format",
-    { preHandler: allow("batches.read") },
+    {
+      preValidation: allow("batches.read"),
+      schema: {
+        tags,
+        summary: "The batch's result file (CSV or XLSX), at most a couple of seconds old",
+        params: BatchIdParams.extend({ format: z.string().describe("`csv` or `xlsx`.") }),
+        produces: ["text/csv", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"],
+        response: { 200: z.any().describe("The file."), ...errors(404) },
+      },
+    },
     async (request, reply) => {
       const { id, format } = request.params;
       if (format !== "csv" && format !== "xlsx")

@@ -1,15 +1,25 @@
 /**
  * Public face of the HTTP API (`/api/v1`, JSON, errors as `{ "error": { "code", "message" } }`).
  * `registerApi` adds every route to a Fastify app on which src/auth's `registerAuth` already runs.
- * New routes (e.g. approvals) follow the same pattern: `{ preHandler: allow(permission) }`, throw
- * `ApiError`, and `auditRequest` what was done.
+ * Each route states its shapes with the zod schemas of schemas.ts: requests are validated by them and
+ * `GET /api/v1/openapi.json` (OpenAPI 3.1) is generated from them. New routes follow the same pattern:
+ * `{ preHandler: allow(permission), schema }`, throw `ApiError`, and `auditRequest` what was done.
  */
+import fastifySwagger from "@fastify/swagger";
 import type { FastifyInstance, FastifyReply } from "fastify";
+import {
+  jsonSchemaTransform,
+  jsonSchemaTransformObject,
+  serializerCompiler,
+  validatorCompiler,
+} from "fastify-type-provider-zod";
+import { packageVersion } from "../assets/index.js";
 import type { ResultFileSource } from "../server/result-download.js";
 import { registerApprovalRoutes } from "./approval-routes.js";
 import { registerAuditRoutes } from "./audit-routes.js";
 import { registerBatchRoutes } from "./batch-routes.js";
 import type { ApiContext } from "./context.js";
+import { createPayeeDirectory } from "./payee-directory.js";
 import { createProgressFeed, registerEventRoute } from "./progress-feed.js";
 import { registerSessionRoutes } from "./session-routes.js";
 import { registerSheetRoutes } from "./sheet-routes.js";
@@ -17,6 +27,13 @@ import { registerSheetRoutes } from "./sheet-routes.js";
 export { ApiError, errorBody } from "./api-error.js";
 export { type ApiContext, DEFAULT_UPLOAD_LIMIT_BYTES } from "./context.js";
 export { LOGIN_ATTEMPTS_PER_MINUTE } from "./session-routes.js";
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** A multipart request body's description for the OpenAPI document (the route reads the parts). */
+    multipartBody?: object;
+  }
+}
 
 export interface RegisterApiOptions {
   resultFile?: ResultFileSource | undefined;
@@ -28,6 +45,12 @@ export interface RegisterApiOptions {
   ) => Promise<void>;
 }
 
+export const OPENAPI_PATH = "/api/v1/openapi.json";
+
+const API_DESCRIPTION = `The payouts HTTP API: upload and validate payout sheets, submit them as batches, follow every row,
+approve held batches, retry failed rows and download result files. See docs/api.md for authentication,
+errors and paging.`;
+
 export async function registerApi(
   app: FastifyInstance,
   ctx: ApiContext,
@@ -37,12 +60,50 @@ export async function registerApi(
     limits: { fileSize: ctx.uploadLimitBytes, files: 1, fields: 5, fieldSize: 1024 },
     throwFileSizeLimit: true,
   });
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: { title: "payouts API", version: packageVersion(), description: API_DESCRIPTION },
+      components: {
+        securitySchemes: {
+          bearer: { type: "http", scheme: "bearer", description: "An API token (`payouts token create`)." },
+          session: {
+            type: "apiKey",
+            in: "cookie",
+            name: "payouts_session",
+            description: "The console's session; state-changing requests also need `x-csrf-token`.",
+          },
+        },
+      },
+      security: [{ bearer: [] }, { session: [] }],
+    },
+    // Only /api/v1 is described (the console pages, queue view and webhook receiver are not the API).
+    transform: (input) => {
+      if (!input.url.startsWith("/api/v1/") || input.url === OPENAPI_PATH) {
+        return { schema: { ...input.schema, hide: true }, url: input.url };
+      }
+      const multipart = input.route.config?.multipartBody;
+      const out = jsonSchemaTransform(input);
+      return multipart ? { ...out, schema: { ...out.schema, body: multipart } } : out;
+    },
+    transformObject: jsonSchemaTransformObject,
+  });
   const feed = createProgressFeed(ctx.store, ctx.prefix);
   app.addHook("onClose", async () => feed.close());
-  registerSessionRoutes(app, ctx);
-  registerSheetRoutes(app, ctx);
-  registerBatchRoutes(app, ctx, options);
-  registerApprovalRoutes(app, ctx);
-  registerAuditRoutes(app, ctx);
-  registerEventRoute(app, feed);
+  const payees = createPayeeDirectory(ctx.client);
+  await app.register(async (api) => {
+    // Requests are validated by the routes' zod schemas, and answers checked against them.
+    api.setValidatorCompiler(validatorCompiler);
+    api.setSerializerCompiler(serializerCompiler);
+    registerSessionRoutes(api, ctx);
+    registerSheetRoutes(api, ctx);
+    registerBatchRoutes(api, ctx, { ...options, payees });
+    registerApprovalRoutes(api, ctx);
+    registerAuditRoutes(api, ctx);
+    registerEventRoute(api, feed);
+  });
+  // The description of the API, for integrators' tools and the console's reference page: open, no data.
+  app.get(OPENAPI_PATH, async (_request, reply) =>
+    reply.header("cache-control", "no-cache").send(app.swagger()),
+  );
 }

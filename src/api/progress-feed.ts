@@ -69,26 +69,38 @@ export function createProgressFeed(store: BatchStore, prefix: string, pollMs = P
 }
 
 export function registerEventRoute(app: FastifyInstance, feed: ReturnType<typeof createProgressFeed>): void {
-  app.get("/api/v1/events", { preHandler: allow("batches.read") }, async (request, reply) => {
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-store",
-      connection: "keep-alive",
-      "x-accel-buffering": "no",
-      "x-content-type-options": "nosniff",
-    });
-    res.write("retry: 3000\n: connected\n\n");
-    const unsubscribe = feed.subscribe((view) => {
-      res.write(`event: batch\ndata: ${JSON.stringify(view)}\n\n`);
-    });
-    const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), HEARTBEAT_MS);
-    const end = () => {
-      clearInterval(heartbeat);
-      unsubscribe();
-    };
-    request.raw.on("close", end);
-    res.on("close", end);
-  });
+  app.get(
+    "/api/v1/events",
+    {
+      preValidation: allow("batches.read"),
+      schema: {
+        tags: ["batches"],
+        summary:
+          "Live progress: server-sent events, `event: batch` with a batch (as GET /api/v1/batches/{id})",
+        produces: ["text/event-stream"],
+      },
+    },
+    async (request, reply) => {
+      reply.hijack();
+      const res = reply.raw;
+      res.writeHead(200, {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-store",
+        connection: "keep-alive",
+        "x-accel-buffering": "no",
+        "x-content-type-options": "nosniff",
+      });
+      res.write("retry: 3000\n: connected\n\n");
+      const unsubscribe = feed.subscribe((view) => {
+        res.write(`event: batch\ndata: ${JSON.stringify(view)}\n\n`);
+      });
+      const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), HEARTBEAT_MS);
+      const end = () => {
+        clearInterval(heartbeat);
+        unsubscribe();
+      };
+      request.raw.on("close", end);
+      res.on("close", end);
+    },
+  );
 }

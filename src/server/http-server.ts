@@ -9,6 +9,7 @@
  */
 import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
+import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from "fastify-type-provider-zod";
 import { ApiError, errorBody } from "../api/api-error.js";
 import { type ApiContext, registerApi } from "../api/index.js";
 import { allow, registerAuth } from "../auth/index.js";
@@ -62,6 +63,22 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
   app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
     if (err instanceof ApiError) {
       return reply.code(err.statusCode).send(errorBody(err.code, err.message, err.details));
+    }
+    if (hasZodFastifySchemaValidationErrors(err)) {
+      // Say which field and why, as the route's schema has it: `query.limit: Too big: expected …`.
+      const where = err.validationContext ?? "request";
+      const text = err.validation
+        .map((v) => `${where}${v.instancePath.replaceAll("/", ".")}: ${v.message}`)
+        .join("; ");
+      return reply.code(400).send(errorBody("INVALID_REQUEST", text));
+    }
+    if (isResponseSerializationError(err)) {
+      // An answer that does not match its own schema is our fault: never send it half-checked.
+      options.logger?.error(
+        { path: request.url.split("?", 1)[0], issues: err.cause.issues },
+        "answer off schema",
+      );
+      return reply.code(500).send(errorBody("INTERNAL", "internal error"));
     }
     const status = typeof err.statusCode === "number" && err.statusCode >= 400 ? err.statusCode : 500;
     if (status >= 500) {

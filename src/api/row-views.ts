@@ -1,0 +1,153 @@
+/**
+ * What the API says about one row: its reference, payee, amount, state, what went wrong and what to do
+ * (the error-code table), and, for a row not final yet, what it waits for. Invalid rows (never in the
+ * pipeline) are shown in the same shape with state `invalid` and their problems.
+ */
+import type { z } from "zod";
+import { type BatchStore, type InvalidRowRecord, type RowRecord, staticRowNumber } from "../batches/index.js";
+import { errorHelp } from "../error-codes/index.js";
+import { formatMinor } from "../money/index.js";
+import type { PayeeEntry } from "./payee-directory.js";
+import type { RowDetail, RowView as RowViewSchema } from "./schemas.js";
+
+export type RowView = z.output<typeof RowViewSchema>;
+export type RowDetailView = z.output<typeof RowDetail>;
+
+/** A row not final after this long says it has had no news. */
+export const QUIET_AFTER_MS = 15 * 60_000;
+
+function money(minor: number, currency: string): string {
+  try {
+    return formatMinor(minor, currency);
+  } catch {
+    return String(minor);
+  }
+}
+
+/** Stored problem messages read "CODE: message"; the code is the part before. */
+const CODED = /^([A-Z][A-Z0-9_]*):\s/;
+
+/** What a row that is not final waits for, in a sentence; null for a final row. */
+export function waitingFor(r: RowRecord, context: { heldForApproval: boolean; now: number }): string | null {
+  const quiet =
+    context.now - Date.parse(r.updatedAt) > QUIET_AFTER_MS
+      ? ` No news since ${r.updatedAt}; the sweep asks the service again.`
+      : "";
+  switch (r.state) {
+    case "queued":
+      if (context.heldForApproval)
+        return "Waiting for approval: nothing is paid until the batch is approved.";
+      if (r.inDoubtUntil !== undefined && r.inDoubtUntil > context.now) {
+        return `Waiting until ${new Date(r.inDoubtUntil).toISOString()} before it is sent again: an earlier request may still reach the service.`;
+      }
+      return "Waiting for its turn: rows go to the payment queue a window at a time.";
+    case "submitted":
+      return `Sent; waiting for the service to start the payment (a payment under review shows as scheduled).${quiet}`;
+    case "in-progress":
+      return `The service is moving the money; waiting for it to complete or fail.${quiet}`;
+    default:
+      return null;
+  }
+}
+
+export function rowView(
+  r: RowRecord,
+  context: { payees: ReadonlyMap<string, PayeeEntry>; heldForApproval: boolean; now: number },
+): RowView {
+  const payee = context.payees.get(r.instruction.receivingAccountId);
+  const named = r.source?.to_account;
+  return {
+    row: r.rowNumber,
+    reference: r.instruction.reference ?? null,
+    payee: {
+      account: typeof named === "string" && named !== "" ? named : r.instruction.receivingAccountId,
+      name: payee?.name ?? null,
+    },
+    amount: money(r.instruction.amount, r.instruction.currency),
+    currency: r.instruction.currency,
+    state: r.state,
+    paymentId: r.paymentId ?? null,
+    paymentStatus: r.paymentStatus ?? null,
+    errorCode: r.errorCode ?? null,
+    errorMessage: r.errorMessage ?? null,
+    help: r.errorCode ? errorHelp(r.errorCode) : null,
+    waitingFor: waitingFor(r, context),
+    problems: [],
+    attempt: r.attempt,
+    updatedAt: r.updatedAt,
+  };
+}
+
+function cell(source: InvalidRowRecord["source"], key: string): string | null {
+  const v = source?.[key];
+  return v === undefined || v === "" ? null : String(v);
+}
+
+export function invalidRowView(r: InvalidRowRecord, recordedAt: string): RowView {
+  const code =
+    r.problems.map((p) => CODED.exec(p.message)?.[1]).find((c) => c !== undefined) ?? "INVALID_ROW";
+  const to = cell(r.source, "to_account");
+  return {
+    row: r.rowNumber,
+    reference: cell(r.source, "reference"),
+    payee: to ? { account: to, name: null } : null,
+    amount: cell(r.source, "amount"),
+    currency: cell(r.source, "currency"),
+    state: "invalid",
+    paymentId: null,
+    paymentStatus: null,
+    errorCode: code,
+    errorMessage: r.problems.map((p) => p.message).join("; ") || null,
+    help: errorHelp(code),
+    waitingFor: null,
+    problems: r.problems.map((p) => ({ column: p.column ?? null, message: p.message })),
+    attempt: null,
+    updatedAt: recordedAt,
+  };
+}
+
+/** Invalid rows by row number (the batch's `invalid` hash), in the order asked. */
+export async function invalidRowsByNumber(
+  store: BatchStore,
+  batchId: string,
+  rowNumbers: readonly string[],
+): Promise<InvalidRowRecord[]> {
+  if (rowNumbers.length === 0) return [];
+  const values = await store.redis.hmget(store.keys.invalid(batchId), ...rowNumbers);
+  const out: InvalidRowRecord[] = [];
+  values.forEach((json, i) => {
+    if (!json) return;
+    const parsed = JSON.parse(json) as Omit<InvalidRowRecord, "rowNumber">;
+    out.push({ rowNumber: Number(rowNumbers[i]), source: parsed.source, problems: parsed.problems });
+  });
+  return out;
+}
+
+/**
+ * A row by its sheet row number, through an index built once per batch (row number → row key; the
+ * batch's rows are written once, so it never goes stale). Built on first use by one walk of the hash.
+ */
+export async function rowByNumber(
+  store: BatchStore,
+  batchId: string,
+  rowNumber: number,
+): Promise<RowRecord | undefined> {
+  const indexKey = `${store.keys.batch(batchId)}:api:row-numbers`;
+  const redis = store.redis;
+  if ((await redis.hget(indexKey, "complete")) !== "1") {
+    let scan = "0";
+    do {
+      const [next, flat] = await redis.hscan(store.keys.rows(batchId), scan, "COUNT", 5000);
+      const fields: string[] = [];
+      for (let i = 0; i < flat.length; i += 2) {
+        // The record starts with its row number: read it without parsing the whole JSON.
+        fields.push(String(staticRowNumber(flat[i + 1]!)), flat[i]!);
+      }
+      if (fields.length > 0) await redis.hset(indexKey, ...fields);
+      scan = next;
+    } while (scan !== "0");
+    await redis.hset(indexKey, "complete", "1");
+  }
+  const rowKey = await redis.hget(indexKey, String(rowNumber));
+  return rowKey ? store.getRow(batchId, rowKey) : undefined;
+}
