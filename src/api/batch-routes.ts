@@ -14,6 +14,7 @@ import { adoptedReason, retryRows } from "../retries/index.js";
 import { BATCH_ID_PATTERN, BATCH_ID_SOURCE } from "../row-identity/index.js";
 import type { ResultFileSource } from "../server/result-download.js";
 import { submitSheet } from "../submission/index.js";
+import { MappingMemory, sheetToSubmit, UploadStore } from "../uploads/index.js";
 import { ApiError } from "./api-error.js";
 import { batchViewOf, originKey } from "./batch-views.js";
 import type { ApiContext } from "./context.js";
@@ -34,7 +35,6 @@ import {
   RowsQuery,
   SubmitBody,
 } from "./schemas.js";
-import { UploadStore } from "./uploads.js";
 
 export interface BatchRouteOptions {
   resultFile?: ResultFileSource | undefined;
@@ -66,6 +66,7 @@ export function registerBatchRoutes(
 ): void {
   const app = parent.withTypeProvider<ZodTypeProvider>();
   const uploads = new UploadStore(ctx.redis, ctx.prefix);
+  const uploadContext = { store: uploads, memory: new MappingMemory(ctx.redis, ctx.prefix), api: ctx.client };
   const { store } = ctx;
   const tags = ["batches"];
 
@@ -96,15 +97,18 @@ export function registerBatchRoutes(
         throw new ApiError(404, "NOT_FOUND", `no uploaded sheet ${sheetId} (uploads are kept 30 days)`);
       let outcome: Awaited<ReturnType<typeof submitSheet>>;
       try {
+        // Rows corrected in the console are written into the sheet first: what is archived and paid is
+        // the corrected sheet, validated again as a whole.
+        const sheetPath = await sheetToSubmit(uploadContext, upload);
         outcome = await submitSheet({
-          sheetPath: upload.path,
+          sheetPath,
           ...(upload.sheet ? { sheetName: upload.sheet } : {}),
           api: ctx.client,
           pipeline: ctx.pipeline,
           dataDir: ctx.dataDir,
           entityId: ctx.entityId,
           onInvalid,
-          reportPath: upload.reportPaths?.csv ?? `${upload.path}.report.csv`,
+          reportPath: `${sheetPath}.submit-report.csv`,
           submittedBy: principalOf(request).name,
         });
       } catch (err) {
@@ -134,6 +138,8 @@ export function registerBatchRoutes(
         uploadId: upload.id,
       });
       await uploads.save({ ...upload, batchId: outcome.batchId });
+      // The batch has its own rows now; the upload's copy for the console is no longer needed.
+      await uploads.clearRows(upload.id);
       await auditRequest(ctx.audit, request, "batch.submit", outcome.batchId, "ok", {
         sheetId,
         onInvalid,

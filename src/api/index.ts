@@ -15,6 +15,7 @@ import {
 } from "fastify-type-provider-zod";
 import { packageVersion } from "../assets/index.js";
 import type { ResultFileSource } from "../server/result-download.js";
+import { MAX_ATTACHMENT_FILES } from "../uploads/index.js";
 import { registerApprovalRoutes } from "./approval-routes.js";
 import { registerAuditRoutes } from "./audit-routes.js";
 import { registerBatchRoutes } from "./batch-routes.js";
@@ -57,7 +58,8 @@ export async function registerApi(
   options: RegisterApiOptions,
 ): Promise<void> {
   await app.register(import("@fastify/multipart"), {
-    limits: { fileSize: ctx.uploadLimitBytes, files: 1, fields: 5, fieldSize: 1024 },
+    // The sheet (or a .zip of it and its files) and the attachment files beside it.
+    limits: { fileSize: ctx.uploadLimitBytes, files: MAX_ATTACHMENT_FILES + 1, fields: 5, fieldSize: 1024 },
     throwFileSizeLimit: true,
   });
   await app.register(fastifySwagger, {

@@ -50,16 +50,22 @@ local found = {}
 local looked = 0
 
 local function amount_of(record)
+  -- The compact record reads [rowNumber, reference, "from", "to", amount, "CUR", ...]: a reference
+  -- and account ids never hold ',<digits>,"', so the first such pair is the amount and currency.
+  if string.sub(record, 1, 1) == '[' then
+    local amount, currency = string.match(record, '^%[%d+,[^,]*,"[^"]*","[^"]*",(%d+),"(%u%u%u)"')
+    if amount then return amount, currency end
+  end
   local ok, r = pcall(cjson.decode, record)
   if not ok or type(r) ~= 'table' then return nil, nil end
-  if r.instruction then return r.instruction.amount, r.instruction.currency end
-  return r[5], r[6]
+  if r.instruction then return string.format('%d', r.instruction.amount), r.instruction.currency end
+  return r[5] and string.format('%d', r[5]), r[6]
 end
 
 local function text_matches(key, record)
   if amounts ~= '' then
     local amount, currency = amount_of(record)
-    if amount and currency and string.find(amounts, ',' .. currency .. ':' .. string.format('%d', amount) .. ',', 1, true) then
+    if amount and currency and string.find(amounts, ',' .. currency .. ':' .. amount .. ',', 1, true) then
       return true
     end
     return false

@@ -274,25 +274,90 @@ export const UploadView = z
     validRows: z.number().int(),
     invalidRows: z.number().int(),
     totals: z.array(z.object({ currency: z.string(), rows: z.number().int(), amount: Money })),
-    problemCount: z.number().int(),
-    problems: z.array(Problem).describe("The problems (at most 10,000; the report has all)."),
+    problemCount: z.number().int().describe("Problems in all (the rows' and the sheet's)."),
+    sheetProblems: z
+      .array(Problem)
+      .describe("Problems of the whole sheet (a missing column): then every row is invalid."),
     columns: z.array(z.string()).describe("The sheet's headers as written."),
-    preview: z.array(
-      z.object({ row: z.number().int(), cells: z.array(z.string()), problems: z.array(Problem) }),
-    ),
+    needsMapping: z.boolean().describe("The sheet's headers are not ours: map them (`PUT …/mapping`)."),
+    ourColumns: z.array(z.string()).describe("Our columns a header can be mapped to."),
+    mapping: z
+      .record(z.string(), z.string())
+      .nullable()
+      .describe("Our column → the sheet's header, when mapped."),
+    attachments: z.array(z.string()).describe("Files that came with the sheet, relative to its folder."),
+    editedRows: z.number().int().describe("Rows corrected in the console (submitted as corrected)."),
     uploadedBy: z.string(),
     uploadedAt: Iso,
     batchId: z.string().optional().describe("The batch it was submitted as, once submitted."),
-    reportUrl: z.string().nullable(),
+    reportUrl: z.string().nullable().describe("The validation report as the file came (CSV; `.xlsx` too)."),
   })
   .meta({ id: "Upload" });
+
+export const UploadRow = z
+  .object({
+    row: z.number().int().describe("The row's number in the sheet."),
+    cells: z.array(z.string()).describe("The cells as shown, in the order of `columns`."),
+    problems: z.array(z.object({ column: z.string().nullable(), code: z.string(), message: z.string() })),
+    edited: z.array(z.string()).describe("Columns corrected in the console."),
+    valid: z.boolean(),
+  })
+  .meta({ id: "UploadRow" });
+
+export const UploadRowsQuery = z.object({
+  problems: z
+    .enum(["first", "only"])
+    .default("first")
+    .describe("`first`: rows that had problems, then the others; `only`: just those."),
+  offset: z.coerce.number().int().min(0).default(0),
+  limit: Limit(50, 500),
+});
+
+export const UploadRowsPage = z.object({
+  data: z.array(UploadRow),
+  total: z.number().int().describe("Rows in the listing."),
+  problemRows: z.number().int().describe("Rows that had problems when validated (they come first)."),
+  offset: z.number().int(),
+});
+
+export const RowEditsBody = z.object({
+  rows: z
+    .array(
+      z.object({
+        row: z.number().int().positive(),
+        cells: z
+          .record(z.string(), z.string().max(2000))
+          .describe("New cell texts by the sheet's column header."),
+      }),
+    )
+    .min(1)
+    .max(500),
+});
+
+export const MappingBody = z.object({
+  columns: z
+    .record(z.string(), z.string())
+    .describe(
+      'Our column → the sheet\'s header (`{ "amount": "Betrag" }`); remembered for sheets with the same headers.',
+    ),
+});
 
 /** A multipart request body, for the description only (multipart bodies are read by the route). */
 export const MULTIPART_SHEET_BODY = {
   type: "object",
   required: ["file"],
   properties: {
-    file: { type: "string", format: "binary", description: "The sheet (.csv or .xlsx)." },
+    file: {
+      type: "string",
+      format: "binary",
+      description:
+        "The sheet (.csv or .xlsx), or a .zip of the sheet and the files its attachment column names.",
+    },
+    attachments: {
+      type: "array",
+      items: { type: "string", format: "binary" },
+      description: "Files the sheet's attachment column names (placed where it names them).",
+    },
     sheet: { type: "string", description: "The XLSX worksheet to read (default: the first)." },
   },
 } as const;

@@ -160,15 +160,17 @@ describe("a sheet from upload to result", () => {
     expect(res.status).toBe(201);
     expect(res.json).toMatchObject({ fileName: "payouts-mistakes.csv", format: "csv" });
     expect(res.json.invalidRows).toBeGreaterThan(0);
-    expect(res.json.problems[0]).toEqual({
-      row: expect.any(Number),
+    const rows = await call("viewer", "GET", `/api/v1/sheets/${res.json.id}/rows?problems=only`);
+    expect(rows.json.total).toBe(res.json.invalidRows);
+    const first = rows.json.data[0];
+    expect(first.problems[0]).toEqual({
       column: expect.anything(),
       code: expect.any(String),
       message: expect.any(String),
     });
     const report = await call("viewer", "GET", `/api/v1/sheets/${res.json.id}/report.csv`);
     expect(report.status).toBe(200);
-    expect(report.text).toContain(res.json.problems[0].code);
+    expect(report.text).toContain(first.problems[0].code);
     const refused = await call("submitter", "POST", "/api/v1/batches", {
       sheetId: res.json.id,
       onInvalid: "reject",
@@ -205,7 +207,13 @@ describe("a sheet from upload to result", () => {
   it("submits a valid upload once: 201, then 409 DUPLICATE_FILE naming the batch", async () => {
     const res = await upload("submitter", "api-test.csv", SHEET);
     expect(res.status).toBe(201);
-    expect(res.json).toMatchObject({ rows: 3, validRows: 3, invalidRows: 0, problems: [] });
+    expect(res.json).toMatchObject({
+      rows: 3,
+      validRows: 3,
+      invalidRows: 0,
+      problemCount: 0,
+      sheetProblems: [],
+    });
     expect(res.json.totals).toEqual([{ currency: "USD", rows: 3, amount: "300.90" }]);
     sheetId = res.json.id;
     const submitted = await call("submitter", "POST", "/api/v1/batches", { sheetId, onInvalid: "reject" });

@@ -115,7 +115,24 @@ describe("the OpenAPI description", () => {
     expect(report.status).toBe(200);
     seen.push({ op: "GET /api/v1/sheets/{id}/report.{format}", status: 200 });
 
+    await check("GET /api/v1/sheets/{id}/rows", `/api/v1/sheets/${sheetId}/rows?problems=only`);
+    await check("GET /api/v1/sheets/{id}/rows", `/api/v1/sheets/${sheetId}/rows?problems=sometimes`);
+    await check("PUT /api/v1/sheets/{id}/mapping", `/api/v1/sheets/${sheetId}/mapping`, {
+      body: { columns: { amount: "no such header" } },
+    });
+    await check("PUT /api/v1/sheets/{id}/mapping", `/api/v1/sheets/${sheetId}/mapping`, {
+      body: { columns: { amount: "amount" } },
+    });
+    const template = await callApi(u, token, "GET", "/api/v1/template.csv");
+    expect(template.text).toContain("reference");
+    seen.push({ op: "GET /api/v1/template.{format}", status: template.status });
     await check("POST /api/v1/batches", "/api/v1/batches", { body: { sheetId, onInvalid: "reject" } });
+    await check("PATCH /api/v1/sheets/{id}/rows", `/api/v1/sheets/${sheetId}/rows`, {
+      body: { rows: [{ row: 4, cells: { to_account: "vendor-ach" } }] },
+    });
+    await check("PATCH /api/v1/sheets/{id}/rows", `/api/v1/sheets/${sheetId}/rows`, {
+      body: { rows: [{ row: 4, cells: { nope: "x" } }] },
+    });
     await check("POST /api/v1/batches", "/api/v1/batches", { body: { sheetId: 7 } });
     const made = await check("POST /api/v1/batches", "/api/v1/batches", {
       body: { sheetId, onInvalid: "skip" },
