@@ -15,7 +15,8 @@
         body: JSON.stringify({ name: form.elements.name.value, password: form.elements.password.value }),
       });
       if (res.ok) {
-        window.location.assign("/");
+        // Back to the page the link pointed at (an approver's link to a batch survives the log-in).
+        window.location.assign(`/${window.location.hash}`);
         return;
       }
       const body = await res.json().catch(() => ({}));

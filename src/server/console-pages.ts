@@ -8,10 +8,17 @@ import path from "node:path";
 import type { FastifyInstance } from "fastify";
 import { packageFile } from "../assets/index.js";
 
+const JS = "text/javascript; charset=utf-8";
 const ASSETS: Record<string, string> = {
   "console.css": "text/css; charset=utf-8",
-  "console.js": "text/javascript; charset=utf-8",
-  "login.js": "text/javascript; charset=utf-8",
+  "console.js": JS,
+  "lib.js": JS,
+  "upload-view.js": JS,
+  "batches-view.js": JS,
+  "batch-view.js": JS,
+  "audit-view.js": JS,
+  "reference-view.js": JS,
+  "login.js": JS,
 };
 
 export async function registerConsolePages(app: FastifyInstance): Promise<void> {
