@@ -45,6 +45,11 @@ export interface TableSpec {
    * ExcelJS reads inline strings back as `{ richText }` values rather than plain strings.
    */
   inlineStrings?: boolean;
+  /**
+   * XLSX only: the number format of a numeric cell (`0.00`, `0`), by its row and 0-based column; none
+   * (Excel's General) when it answers undefined. Keeps a result's `150.00` from showing as `150`.
+   */
+  numberFormat?: (row: TableRow, column: number) => string | undefined;
 }
 
 export interface TableWriteSummary {
@@ -191,6 +196,12 @@ async function writeXlsx(out: Writable, spec: TableSpec, rows: AsyncIterable<Tab
   for await (const row of rows) {
     const values = padRow(row, columns.length).map(xlsxCellValue);
     const written = sheet.addRow(values.map(text));
+    if (spec.numberFormat) {
+      values.forEach((value, c) => {
+        const format = typeof value === "number" ? spec.numberFormat!(row, c) : undefined;
+        if (format !== undefined) written.getCell(c + 1).numFmt = format;
+      });
+    }
     const status = statusIndex >= 0 ? values[statusIndex] : undefined;
     const fill = typeof status === "string" ? STATUS_FILLS[status] : undefined;
     if (fill !== undefined) {

@@ -24,6 +24,7 @@ export {
   type ResultBatch,
   type ResultColumn,
   resultColumns,
+  resultNumberFormats,
   resultRowOfInvalid,
   resultRowOfRow,
   resultTableRows,

@@ -8,10 +8,22 @@
  * debounce), or for as long as the batch is final and its state counts are unchanged since the
  * write: terminal rows take no field changes, and anything that moves a row (an operator retry, a
  * late adoption of an `error` row) changes the counts.
+ *
+ * Downloads never add a file to `outbox/` (where people and programs pick up result files, and where a
+ * stale XLSX beside the final CSV would mislead them): a download is served from the outbox's own
+ * current file when there is one, else written to `DATA_DIR/downloads/` (one file per batch and format,
+ * replaced by the next download).
  */
 import { stat } from "node:fs/promises";
+import path from "node:path";
 import type { BatchStore } from "../batches/index.js";
-import { type ResultFormat, UnknownBatchError, type WrittenResult, writeResultFile } from "./write-result.js";
+import {
+  defaultResultPath,
+  type ResultFormat,
+  UnknownBatchError,
+  type WrittenResult,
+  writeResultFile,
+} from "./write-result.js";
 
 export interface ResultFilesOptions {
   store: BatchStore;
@@ -29,7 +41,7 @@ export interface ResultFiles {
    * needed; undefined for an unknown batch. For `GET /batches/:id/result.csv|.xlsx`.
    */
   resultFile(batchId: string, format?: ResultFormat): Promise<string | undefined>;
-  /** Writes the batch's result file now (joining a write of the same file already under way). */
+  /** Writes the batch's result file to `outbox/` now (joining a write of the same file under way). */
   write(batchId: string, format?: ResultFormat): Promise<WrittenResult>;
 }
 
@@ -42,6 +54,8 @@ interface WriteRecord {
 }
 
 export const DEFAULT_RESULT_MAX_AGE_MS = 2000;
+/** Marks the writes made for a download (to `downloads/`), apart from the outbox's. */
+const DOWNLOAD = "download|";
 
 export function createResultFiles(options: ResultFilesOptions): ResultFiles {
   const { store, dataDir } = options;
@@ -62,13 +76,23 @@ export function createResultFiles(options: ResultFilesOptions): ResultFiles {
     };
   }
 
-  /** Starts a write of `id` now; the record is kept for {@link resultFile}'s reuse. */
+  /**
+   * Starts a write of `id` now (to `outbox/`, or for a download to `downloads/`); the record is kept
+   * for {@link resultFile}'s reuse.
+   */
   function start(id: string, batchId: string, format: ResultFormat): Promise<WrittenResult> {
     const task = (async () => {
       const startedAt = now();
       // Taken before the rows are read, so a change during the write makes the record look older.
       const state = await fingerprintOf(batchId);
-      const result = await writeResultFile(store, batchId, { format, dataDir });
+      const forDownload = id.startsWith(DOWNLOAD);
+      let outPath: string | undefined;
+      if (forDownload) {
+        const batch = await store.getBatch(batchId);
+        if (!batch) throw new UnknownBatchError(batchId);
+        outPath = path.join(dataDir, "downloads", path.basename(defaultResultPath(dataDir, batch, format)));
+      }
+      const result = await writeResultFile(store, batchId, { format, dataDir, outPath });
       if (state) written.set(id, { path: result.path, writtenAt: startedAt, ...state });
       return result;
     })().finally(() => {
@@ -100,22 +124,30 @@ export function createResultFiles(options: ResultFilesOptions): ResultFiles {
     return next;
   }
 
+  /** A written file still current enough to serve, or undefined. */
+  async function reusable(id: string, batchId: string): Promise<string | undefined> {
+    const record = written.get(id);
+    if (!record || !(await stillOnDisk(record.path))) return undefined;
+    if (now() - record.writtenAt < maxAgeMs) return record.path;
+    if (record.final) {
+      const current = await fingerprintOf(batchId);
+      if (current?.final && current.fingerprint === record.fingerprint) return record.path;
+    }
+    return undefined;
+  }
+
   async function resultFile(batchId: string, format?: ResultFormat): Promise<string | undefined> {
     const batch = await store.getBatch(batchId);
     if (!batch) return undefined;
     const chosen = format ?? batch.sheet.format;
-    const record = written.get(`${batchId}|${chosen}`);
-    if (record && (await stillOnDisk(record.path))) {
-      if (now() - record.writtenAt < maxAgeMs) return record.path;
-      if (record.final) {
-        const current = await fingerprintOf(batchId);
-        if (current?.final && current.fingerprint === record.fingerprint) return record.path;
-      }
-    }
+    const outboxId = `${batchId}|${chosen}`;
+    const downloadId = `${DOWNLOAD}${outboxId}`;
+    const current = (await reusable(outboxId, batchId)) ?? (await reusable(downloadId, batchId));
+    if (current) return current;
     try {
       // A download may share a write already under way: it is at most that write's age stale.
-      const running = inFlight.get(`${batchId}|${chosen}`);
-      return (await (running ?? write(batchId, chosen))).path;
+      const running = inFlight.get(outboxId) ?? inFlight.get(downloadId);
+      return (await (running ?? start(downloadId, batchId, chosen))).path;
     } catch (error) {
       if (error instanceof UnknownBatchError) return undefined;
       throw error;

@@ -11,7 +11,7 @@ import type { InvalidRowRecord } from "../batches/batch-store.js";
 import { type BatchRecord, type ResultState, type RowRecord, rowIdempotencyKey } from "../batches/index.js";
 import { plainErrorMessage } from "../error-codes/index.js";
 import type { CellValue, TableRow } from "../files/index.js";
-import { formatMinor } from "../money/index.js";
+import { currencyExponent, formatMinor } from "../money/index.js";
 
 /** The columns every result file appends after the sheet's own, in this order. */
 export const RESULT_COLUMNS = [
@@ -188,4 +188,28 @@ export function buildResultTable(
   }
   out.push(...interleave.rest());
   return { columns: resultColumns(batch), rows: out };
+}
+
+/**
+ * The number formats of a result file's numeric cells, so an XLSX shows amounts as the sheet meant
+ * them: the sheet's `amount` column in its row's currency's decimals (`150.00`, JPY `5000`), and
+ * `debit_usd` in cents. Other numbers keep Excel's General format.
+ */
+export function resultNumberFormats(
+  batch: Pick<BatchRecord, "sheet">,
+): (row: TableRow, column: number) => string | undefined {
+  const source = sourceColumns(batch);
+  const keys = hasLayout(batch) ? batch.sheet.keys : [];
+  const amountAt = keys.indexOf("amount");
+  const currencyAt = keys.indexOf("currency");
+  const debitAt = source.length + RESULT_COLUMNS.indexOf("debit_usd");
+  const decimals = (exponent: number) => (exponent > 0 ? `0.${"0".repeat(exponent)}` : "0");
+  return (row, column) => {
+    if (column === debitAt) return "0.00";
+    if (column !== amountAt || amountAt < 0) return undefined;
+    const cell = currencyAt >= 0 ? row[currencyAt] : undefined;
+    const currency = typeof cell === "string" && cell.trim() !== "" ? cell.trim().toUpperCase() : "USD";
+    const exponent = currencyExponent(currency);
+    return exponent === undefined ? undefined : decimals(exponent);
+  };
 }

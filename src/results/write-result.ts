@@ -12,7 +12,7 @@ import type { BatchRecord, BatchStore, RowRecord } from "../batches/index.js";
 import { ROW_CHUNK, staticRowNumber } from "../batches/index.js";
 import type { TableRow } from "../files/index.js";
 import { writeTable } from "../files/index.js";
-import { resultColumns, resultTableRows, statusColumnIndex } from "./result-table.js";
+import { resultColumns, resultNumberFormats, resultTableRows, statusColumnIndex } from "./result-table.js";
 
 export type ResultFormat = "csv" | "xlsx";
 export const RESULT_FORMATS: readonly ResultFormat[] = ["csv", "xlsx"];
@@ -99,6 +99,7 @@ export async function writeResultFile(
     widthSample: sample,
     // Text as `t="inlineStr"`, never exceljs's default `t="str"` (a formula's cached text).
     inlineStrings: true,
+    numberFormat: resultNumberFormats(batch),
   });
   return { path: target, format, rows: summary.rows };
 }

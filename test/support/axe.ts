@@ -19,14 +19,10 @@ interface AxeViolation {
 /** Serious and critical findings of axe-core on the page as it is now ("rule: help (where)" each). */
 export async function axeFindings(page: Page): Promise<string[]> {
   source ??= await readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-  const loaded = await page.evaluate(() => "axe" in window);
-  if (!loaded) await page.evaluate(source);
-  const violations = (await page.evaluate(async () => {
-    // biome-ignore lint/suspicious/noExplicitAny: axe is evaluated into the page above, untyped there
-    const axe = (window as any).axe;
-    const result = await axe.run(document, { resultTypes: ["violations"] });
-    return result.violations;
-  })) as AxeViolation[];
+  if (!(await page.evaluate('"axe" in window'))) await page.evaluate(source);
+  const violations = (await page.evaluate(
+    'axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations)',
+  )) as AxeViolation[];
   return violations
     .filter((v) => v.impact === "serious" || v.impact === "critical")
     .map(

@@ -10,6 +10,7 @@ import ExcelJS from "exceljs";
 import Papa from "papaparse";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BatchStore, rowIdempotencyKey } from "../../../src/batches/index.js";
+import { plainErrorMessage } from "../../../src/error-codes/index.js";
 import { excelSafeText, undoExcelSafeText } from "../../../src/files/index.js";
 import {
   defaultResultPath,
@@ -107,7 +108,8 @@ async function expectedRows(s: BatchStore, b: BuiltBatch): Promise<(string | num
       "",
       "",
       "ACCOUNT_NOT_VERIFIED",
-      "the paying account is not verified",
+      // What happened and what to do, from the error-code table, with the service's own words.
+      plainErrorMessage("ACCOUNT_NOT_VERIFIED", "the paying account is not verified"),
       1,
       await key(b.rejected),
       await updated(b.rejected),
