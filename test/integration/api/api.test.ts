@@ -105,7 +105,11 @@ describe("who may call what", () => {
       const res = await call(role, method, route, method === "POST" ? {} : undefined);
       expect([role, route, res.status, res.json?.error?.code]).toEqual([role, route, 403, "FORBIDDEN"]);
     }
-    expect((await call("admin", "GET", "/admin/queues")).status).toBe(200);
+    const queues = await call("admin", "GET", "/admin/queues");
+    expect(queues.status).toBe(200);
+    // A way back to the console, and nothing loaded from another site (its web font is left out).
+    expect(queues.text).toContain("Back to the console");
+    expect(queues.text).not.toMatch(/href="https?:\/\//);
   });
 
   it("logs in with a CSRF token into an HttpOnly SameSite=Strict session, and refuses writes without the token", async () => {
