@@ -12,9 +12,14 @@
  */
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
-import { type RowQuery, rowsOfPage, scanRows } from "../src/api/row-scan.js";
 import { rowByNumber } from "../src/api/row-views.js";
-import { BatchStore, type SubmittedInstruction } from "../src/batches/index.js";
+import {
+  BatchStore,
+  type RowQuery,
+  rowsOfPage,
+  type SubmittedInstruction,
+  scanRows,
+} from "../src/batches/index.js";
 import { connectRedis } from "../src/pipeline/index.js";
 import { achInstruction, deleteKeysUnder } from "./lib/sample-rows.js";
 

@@ -8,7 +8,15 @@ import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { auditRequest } from "../audit/index.js";
 import { allow, principalOf } from "../auth/index.js";
-import { DuplicateFileError, isRowState, type RowState } from "../batches/index.js";
+import {
+  DuplicateFileError,
+  decodeScanCursor,
+  encodeScanCursor,
+  isRowState,
+  type RowState,
+  rowsOfPage,
+  scanRows,
+} from "../batches/index.js";
 import { PayoutsApiError } from "../payouts-api/index.js";
 import { adoptedReason, retryRows } from "../retries/index.js";
 import { BATCH_ID_PATTERN, BATCH_ID_SOURCE } from "../row-identity/index.js";
@@ -19,7 +27,6 @@ import { ApiError } from "./api-error.js";
 import { batchViewOf, originKey } from "./batch-views.js";
 import type { ApiContext } from "./context.js";
 import type { PayeeDirectory } from "./payee-directory.js";
-import { decodeScanCursor, encodeScanCursor, rowsOfPage, scanRows } from "./row-scan.js";
 import { invalidRowsByNumber, invalidRowView, rowByNumber, rowView } from "./row-views.js";
 import {
   BatchIdParams,

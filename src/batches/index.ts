@@ -46,6 +46,17 @@ export { type RecoverBatchOptions, type RecoverBatchResult, recoverBatch } from 
 export { DEFAULT_KEY_PREFIX, type RedisLayout, redisLayout } from "./redis-layout.js";
 export { defineLuaScript, type LuaScript, runScript } from "./redis-scripts.js";
 export {
+  amountNeedle,
+  decodeScanCursor,
+  encodeScanCursor,
+  REQUEST_BUDGET,
+  type RowQuery,
+  rowsOfPage,
+  type ScanCursor,
+  type ScanPage,
+  scanRows,
+} from "./row-scan.js";
+export {
   canTransition,
   GIVE_UP_ROW_STATES,
   isRowState,

@@ -7,8 +7,17 @@ import { setTimeout as sleep } from "node:timers/promises";
 import cliProgress from "cli-progress";
 import type { Command } from "commander";
 import { type ApprovalRecord, ApprovalStore, describeApproval } from "../../approvals/index.js";
-import { type BatchProgress, type BatchStore, ROW_STATES, type RowState } from "../../batches/index.js";
+import {
+  type BatchProgress,
+  type BatchStore,
+  ROW_STATES,
+  type RowState,
+  rowsOfPage,
+  type ScanCursor,
+  scanRows,
+} from "../../batches/index.js";
 import { loadConfig } from "../../config/index.js";
+import { errorHelp } from "../../error-codes/index.js";
 import { formatMinor } from "../../money/index.js";
 import { withBatchStore } from "../batch-store-connection.js";
 import { CliError, EXIT } from "../exit-codes.js";
@@ -102,6 +111,7 @@ async function showBatch(
     opts.watch && !waiting && process.stdout.isTTY === true && progress.done < progress.batch.rowCount;
   if (!live) {
     for (const line of formatProgress(progress, approval)) say(line);
+    for (const line of await attentionLines(store, batchId)) say(line);
     return;
   }
   const bar = new cliProgress.SingleBar(
@@ -129,6 +139,40 @@ async function showBatch(
     process.off("SIGINT", stop);
   }
   for (const line of formatProgress(progress, await approvalsOf(store).get(batchId))) say(line);
+  for (const line of await attentionLines(store, batchId)) say(line);
+}
+
+/** Rows looked at for the "needs attention" lines, at most. */
+const ATTENTION_ROWS = 5_000;
+
+/**
+ * What went wrong in the batch and what to do, per error code (from the one error-code table): the
+ * rows that ended failed, rejected, canceled or in error, the first {@link ATTENTION_ROWS} of them.
+ */
+export async function attentionLines(store: BatchStore, batchId: string): Promise<string[]> {
+  const byCode = new Map<string, number[]>();
+  let cursor: ScanCursor | undefined;
+  let seen = 0;
+  do {
+    const page = await scanRows(store, batchId, {
+      states: new Set(["failed", "rejected", "canceled", "error"]),
+      limit: 500,
+      cursor,
+    });
+    for (const row of await rowsOfPage(store, batchId, page)) {
+      const code = row.errorCode ?? row.state.toUpperCase();
+      byCode.set(code, [...(byCode.get(code) ?? []), row.rowNumber]);
+    }
+    seen += page.keys.length;
+    cursor = page.next ?? undefined;
+  } while (cursor && seen < ATTENTION_ROWS);
+  const lines: string[] = [];
+  for (const [code, rows] of [...byCode].sort((a, b) => b[1].length - a[1].length)) {
+    const help = errorHelp(code);
+    const which = rows.slice(0, 5).join(", ") + (rows.length > 5 ? ", …" : "");
+    lines.push(`  ${code} × ${rows.length} (row ${which}): ${help.sentence} Next: ${help.nextStep}`);
+  }
+  return lines.length > 0 ? ["needs attention:", ...lines] : [];
 }
 
 /** The approval records beside the batch store (same Redis, same prefix). */

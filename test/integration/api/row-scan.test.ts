@@ -5,8 +5,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { achInstruction } from "../../../bench/lib/sample-rows.js";
-import { amountNeedle, decodeScanCursor, encodeScanCursor, scanRows } from "../../../src/api/row-scan.js";
-import { BatchStore, type RowState, type SubmittedInstruction } from "../../../src/batches/index.js";
+import {
+  amountNeedle,
+  BatchStore,
+  decodeScanCursor,
+  encodeScanCursor,
+  type RowState,
+  type SubmittedInstruction,
+  scanRows,
+} from "../../../src/batches/index.js";
 import { connectRedis } from "../../../src/pipeline/index.js";
 import type { RedisClient } from "../../../src/redis/index.js";
 import { deleteKeys, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";

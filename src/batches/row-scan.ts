@@ -18,14 +18,11 @@
  * or its cells and accounts as recorded; a text that reads as an amount (`150`, `150.00`) matches
  * rows of that amount in their currency instead; payee names are resolved to account ids first.
  */
-import {
-  type BatchStore,
-  defineLuaScript,
-  type RowRecord,
-  type RowState,
-  runScript,
-} from "../batches/index.js";
 import { currencyExponent } from "../money/index.js";
+import type { BatchStore } from "./batch-store.js";
+import { defineLuaScript, runScript } from "./redis-scripts.js";
+import type { RowState } from "./row-state.js";
+import type { RowRecord } from "./types.js";
 
 /** Rows looked at per script run (bounds how long one run holds Redis). */
 export const SCRIPT_BUDGET = 5_000;
