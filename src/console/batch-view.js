@@ -49,19 +49,24 @@ function totalsLine(b) {
   return b.totals.map((t) => money(t.amount, t.currency)).join(" + ") || "nothing";
 }
 
+/** Rows handed to the service so far (out of `queued`): what moves first, and steadily. */
+const sent = (b) => b.rows - (b.counts.queued ?? 0);
+
 function rateText(b) {
   const s = view.samples;
   if (b.state === "finished") return b.finishedAt ? `Finished ${when(b.finishedAt)}.` : "Finished.";
   if (b.state !== "running") return "";
-  if (s.length < 2) return "Measuring the rate…";
   const first = s[0];
   const last = s[s.length - 1];
-  const minutes = (last.t - first.t) / 60_000;
-  const rows = last.done - first.done;
-  if (minutes < 5 / 60 || rows <= 0) return "Measuring the rate…";
+  const minutes = s.length < 2 ? 0 : (last.t - first.t) / 60_000;
+  const rows = s.length < 2 ? 0 : last.sent - first.sent;
+  if (minutes < 5 / 60 || rows <= 0) {
+    return sent(b) >= b.rows ? "Every row is with the service; waiting for the last outcomes." : "Measuring the rate…";
+  }
   const perMinute = rows / minutes;
-  const left = b.rows - b.done;
-  return `${count(Math.round(perMinute))} rows per minute; ${count(left)} left, ${duration((left / perMinute) * 60_000)} to go.`;
+  const left = b.rows - sent(b);
+  if (left <= 0) return "Every row is with the service; waiting for the last outcomes.";
+  return `${count(Math.round(perMinute))} rows per minute sent to the service; ${count(left)} left, ${duration((left / perMinute) * 60_000)} to go.`;
 }
 
 function progressCard(b) {
@@ -438,7 +443,7 @@ function pager(page, query) {
               go(to({ offset: (n - 1) * PAGE }));
             },
           },
-          el("label", { for: "page-jump" }, "Page"),
+          el("label", { for: "page-jump" }, "Go to page"),
           el("input", {
             id: "page-jump",
             type: "number",
@@ -678,7 +683,7 @@ export async function renderBatch(route, { fresh }) {
       rowsSection(route.query),
     );
     await load(id);
-    view.samples.push({ t: Date.now(), done: view.batch.done });
+    view.samples.push({ t: Date.now(), sent: sent(view.batch) });
   } else {
     const replaced = filters(route.query);
     $("row-filter").replaceWith(replaced);
@@ -692,7 +697,7 @@ export function updateBatch(b) {
   if (view.id !== b.id || !$("progress-card")) return;
   const before = view.batch;
   view.batch = { ...view.batch, ...b };
-  view.samples.push({ t: Date.now(), done: b.done });
+  view.samples.push({ t: Date.now(), sent: sent(view.batch) });
   // The rate is taken over the last five minutes.
   while (view.samples.length > 2 && Date.now() - view.samples[0].t > 5 * 60_000) view.samples.shift();
   $("batch-header").replaceWith(header(view.batch));
