@@ -1,16 +1,17 @@
 /**
  * The operator console in a real browser (Debian's Chromium driven by playwright-core) against a real
- * `payouts demo --stay`: its printed login must work, then the whole flow of an operator: upload a
- * sheet with mistakes and see them, upload the valid XLSX, submit, watch the batch finish, filter the
- * failed row, retry it, read its history, download the result. Screenshots of each page go to
+ * `payouts demo --stay`: its printed login must work, then the flow of an operator: upload a sheet
+ * with mistakes and see them, upload the valid XLSX with its attachment file, submit, watch the batch
+ * finish, filter the failed row, retry it, read its history, download the result. Screenshots of each page go to
  * test/browser/screenshots/ (ignored by git) for people to look at.
  */
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CliProcess, spawnCli } from "../integration/pipeline/processes.js";
+import { axeFindings } from "../support/axe.js";
 import { launchChromium, screenshot } from "../support/browser.js";
 
 const SAMPLES = path.resolve("samples");
@@ -56,47 +57,46 @@ afterAll(async () => {
 }, 60_000);
 
 describe("the console", () => {
-  it("takes an operator from log-in to the result file", { timeout: 240_000 }, async () => {
+  it("takes an operator from the demo's log-in to the result file", { timeout: 240_000 }, async () => {
     // Log in with what the demo printed.
     await page.goto(`${consoleUrl}/`);
-    await page.waitForURL(/\/login$/);
+    await page.waitForURL(/\/login/);
     await shot("01-login");
     await page.getByLabel("User name").fill(login.name);
     await page.getByLabel("Password").fill(login.password);
     await page.getByRole("button", { name: "Log in" }).click();
-    await page.waitForURL(`${consoleUrl}/`);
     await expect.poll(() => page.locator("#who").textContent()).toBe(`${login.name} (admin)`);
 
-    // A sheet with mistakes: its problems show, the cells are marked, submitting under reject is off.
+    // A sheet with mistakes: its problems show first, marked on their cells; submitting under reject is off.
     await page.setInputFiles("#file", path.join(SAMPLES, "payouts-mistakes.csv"));
     await page.locator("#validation-title", { hasText: "payouts-mistakes.csv" }).waitFor();
     expect(await page.locator("#preview td.problem").count()).toBeGreaterThan(0);
-    expect(await page.locator("#problems li").count()).toBeGreaterThan(0);
     expect(await page.locator("#submit-reject").isDisabled()).toBe(true);
     await expect.poll(() => page.locator("#report-links a").count()).toBeGreaterThan(0);
+    expect(await axeFindings(page)).toEqual([]);
     await shot("02-validation-mistakes");
 
-    // The valid XLSX: totals per currency, then submit.
-    await page.setInputFiles("#file", path.join(SAMPLES, "payouts-valid.xlsx"));
-    await page.locator("#validation-title", { hasText: "payouts-valid.xlsx" }).waitFor();
-    await shot("03-validation-valid");
-    // Its one file attachment (a path next to the sheet) cannot come along with an upload: that row is
-    // the only problem, and the rest is submitted with it skipped.
-    expect(await page.locator("#problems li").allTextContents()).toEqual([
-      expect.stringContaining("ATTACHMENT_NOT_FOUND"),
+    // The valid XLSX with its attachment file: every row valid now, then submit.
+    await page.goto(`${consoleUrl}/#/upload`);
+    await page.setInputFiles("#file", [
+      path.join(SAMPLES, "payouts-valid.xlsx"),
+      path.join(SAMPLES, "attachments", "invoice-mxn-0001.pdf"),
     ]);
-    const currencies = await page.locator("#totals tbody td:first-child").allTextContents();
-    expect(currencies).toEqual(expect.arrayContaining(["USD", "EUR", "GBP", "JPY"]));
-    await page.getByRole("button", { name: /^Submit the valid rows, skip/ }).click();
+    await page.locator("#validation-title", { hasText: "payouts-valid.xlsx" }).waitFor();
+    expect(await page.locator("#validation-summary").textContent()).toContain("23 rows: 23 valid, 0 invalid");
+    const currencies = await page.locator("#totals tbody th").allTextContents();
+    expect(currencies).toEqual(expect.arrayContaining(["USD", "EUR", "GBP", "JPY", "MXN"]));
+    await shot("03-validation-valid");
+    await page.getByRole("button", { name: /^Submit \(nothing is paid/ }).click();
+    await page.getByRole("button", { name: "Submit", exact: true }).click();
 
     // The batch page follows the progress live until every row is final.
-    await page.locator("#batch").waitFor({ state: "visible" });
-    await page.locator("#batch-summary .state", { hasText: "finished" }).waitFor({ timeout: 120_000 });
-    expect(await page.locator("#rows-more").isHidden()).toBe(true);
+    await page.locator("#batch-header .state", { hasText: "finished" }).waitFor({ timeout: 120_000 });
+    const batchId = page.url().split("/").pop()!;
     await shot("04-batch-finished");
 
     // The failed row alone, retried.
-    await page.getByLabel("State").selectOption("failed");
+    await page.getByLabel("Show").selectOption("failed");
     await page.getByRole("button", { name: "Show rows" }).click();
     await expect.poll(() => page.locator("#rows tbody tr[data-state]").count()).toBe(1);
     const failed = page.locator("#rows tbody tr[data-state='failed']");
@@ -105,23 +105,21 @@ describe("the console", () => {
     await failed.locator("input.pick").check();
     await page.getByRole("button", { name: "Retry selected rows" }).click();
     await expect.poll(() => page.locator("#status").textContent()).toContain(`Retrying row(s) ${rowNumber}`);
-    await page.getByLabel("State").selectOption("");
-    await page.getByLabel("Reference or payment id").fill("PAY-2404-022");
+    await page.goto(`${consoleUrl}/#/batches/${batchId}/rows/${rowNumber}?q=PAY-2404-022`);
     await expect
       .poll(
         async () => {
-          await page.getByRole("button", { name: "Show rows" }).click();
-          const row = page.locator(`#rows tbody tr[data-row='${rowNumber}']`);
-          return `${await row.getAttribute("data-state")} ${await row.locator("td").nth(6).textContent()}`;
+          await page.reload();
+          await page.locator("#row-detail h2").waitFor();
+          return page.locator("#history-list").textContent();
         },
         { timeout: 60_000, interval: 1000 },
       )
-      .toBe("failed 2");
-    await page.getByRole("button", { name: `History of row ${rowNumber}` }).click();
-    await expect.poll(() => page.locator("#history-list li").count()).toBeGreaterThan(3);
+      .toContain("→ failed (attempt 2)");
+    expect(await axeFindings(page)).toEqual([]);
     await shot("06-retried-history");
 
-    // The result file, as a person downloads it.
+    // The result file in the other format, as a person downloads it: nothing is added to outbox/.
     const [download] = await Promise.all([
       page.waitForEvent("download"),
       page.getByRole("link", { name: "Download the result (CSV)" }).click(),
@@ -129,15 +127,17 @@ describe("the console", () => {
     const saved = path.join(dir, "result.csv");
     await download.saveAs(saved);
     const csv = await readFile(saved, "utf8");
-    expect(csv).toContain("PAY-2404-022");
     expect(csv).toMatch(/PAY-2404-022.*failed/);
+    const outbox = await readdir(path.join(dir, "data", "outbox"));
+    expect(outbox.filter((f) => f.includes(batchId) && f.endsWith(".csv"))).toEqual([]);
 
     // The other pages, for the screenshots and for a look at what an admin sees.
-    await page.getByRole("button", { name: "Batches" }).click();
+    await page.getByRole("link", { name: "Batches", exact: true }).click();
     await expect.poll(() => page.locator("#batch-list tbody tr").count()).toBeGreaterThan(1);
     await shot("07-batches");
-    await page.getByRole("button", { name: "Audit trail" }).click();
+    await page.getByRole("link", { name: "Audit trail" }).click();
     await expect.poll(() => page.locator("#audit-list tbody tr").count()).toBeGreaterThan(3);
+    expect(await axeFindings(page)).toEqual([]);
     await shot("08-audit");
   });
 });

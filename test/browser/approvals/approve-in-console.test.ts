@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWatchService, type WatchService } from "../../../src/watch/index.js";
 import { paymentsOfBatch, REDIS_URL } from "../../integration/pipeline/helpers.js";
 import { type ApiStack, callApi, type Json, startApiStack, until } from "../../support/api-stack.js";
+import { axeFindings } from "../../support/axe.js";
 import { launchChromium, screenshot } from "../../support/browser.js";
 
 // The way production sets the rule: in the environment, read by every way a batch comes in.
@@ -75,28 +76,32 @@ describe("a sheet over the threshold dropped into the inbox", () => {
     await sleep(1000);
     expect(await paymentsOfBatch(stack.client, batchId)).toEqual([]);
 
-    await page.goto(`${stack.server.url}/`);
-    await page.waitForURL(/\/login$/);
+    // The approver opens the batch's link (as she would from a message) and logs in on the way.
+    await page.goto(`${stack.server.url}/#/batches/${batchId}`);
+    await page.waitForURL(/\/login/);
     await page.getByLabel("User name").fill("ann");
     await page.getByLabel("Password").fill("ann approves 123");
     await page.getByRole("button", { name: "Log in" }).click();
     await expect.poll(() => page.locator("#who").textContent()).toBe("ann (approver)");
-    await page.getByRole("button", { name: "Batches" }).click();
-    // The list says the batch waits for approval (not "submitting").
-    await expect
-      .poll(() => page.locator("tr", { has: page.getByRole("button", { name: batchId }) }).textContent())
-      .toContain("awaiting-approval");
-    await screenshot(page, "approvals-00-list");
-    await page.getByRole("button", { name: batchId }).click();
+    await expect.poll(() => page.url()).toContain(`#/batches/${batchId}`);
     await expect
       .poll(() => page.locator("#approval-summary").textContent())
-      .toContain("waiting for approval");
-    expect(await page.locator("#approval-summary").textContent()).toContain("submitted by system:inbox");
+      .toContain("Waiting for approval: 0 of 1 given");
+    expect(await page.locator("#approval-card").textContent()).toContain("Submitted by system:inbox");
+    expect(await axeFindings(page)).toEqual([]);
     await screenshot(page, "approvals-01-waiting");
+    // The list says the batch waits for approval (not "submitting").
+    await page.getByRole("link", { name: "Batches", exact: true }).click();
+    await expect
+      .poll(() => page.locator("tr", { has: page.getByRole("link", { name: batchId }) }).textContent())
+      .toContain("awaiting-approval");
+    await screenshot(page, "approvals-00-list");
+    await page.getByRole("link", { name: batchId }).click();
 
-    await page.getByRole("button", { name: "Approve this batch" }).click();
+    await page.getByRole("button", { name: "Approve this batch…" }).click();
+    await page.getByRole("button", { name: /^Approve paying USD/ }).click();
     await expect.poll(() => page.locator("#status").textContent()).toContain("Approved");
-    expect(await page.locator("#approval-list").textContent()).toContain("approved by ann");
+    expect(await page.locator("#approval-list").textContent()).toContain("Approved by ann");
     await screenshot(page, "approvals-02-approved");
 
     const paid = await until(
