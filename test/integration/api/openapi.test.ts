@@ -4,8 +4,11 @@
  * description states for it. Each operation of the description is called here (a table below says
  * how); an operation without a way to call it fails the test, so a new route cannot go unchecked.
  */
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REFERENCE_START, renderApiReference } from "../../../src/api/api-reference.js";
 import {
   type ApiStack,
   callApi,
@@ -195,5 +198,17 @@ describe("the OpenAPI description", () => {
     );
     const missing = ops.filter((o) => !called.has(o) && !NOT_YET_DESCRIBED.has(o));
     expect(missing, "operations this test does not call yet: add them").toEqual([]);
+  });
+
+  it("is what docs/api.md shows as the reference (WRITE_API_DOCS=1 rewrites it)", async () => {
+    const file = path.resolve("docs/api.md");
+    const page = await readFile(file, "utf8");
+    const at = page.indexOf(REFERENCE_START);
+    expect(at, "docs/api.md keeps its reference marker").toBeGreaterThan(0);
+    // The version changes with every release; the reference is the same for it.
+    const reference = renderApiReference({ ...doc, info: { ...doc.info, version: "x" } });
+    const current = `${page.slice(0, at + REFERENCE_START.length)}\n\n${reference}`;
+    if (process.env.WRITE_API_DOCS === "1") await writeFile(file, current);
+    expect(page).toBe(current);
   });
 });
