@@ -61,7 +61,9 @@ function rateText(b) {
   const minutes = s.length < 2 ? 0 : (last.t - first.t) / 60_000;
   const rows = s.length < 2 ? 0 : last.sent - first.sent;
   if (minutes < 5 / 60 || rows <= 0) {
-    return sent(b) >= b.rows ? "Every row is with the service; waiting for the last outcomes." : "Measuring the rate…";
+    return sent(b) >= b.rows
+      ? "Every row is with the service; waiting for the last outcomes."
+      : "Measuring the rate…";
   }
   const perMinute = rows / minutes;
   const left = b.rows - sent(b);
@@ -194,11 +196,14 @@ function approvalCard(b, a) {
     el("p", {}, `Submitted by ${a.submittedBy}, `, timeEl(a.requestedAt), "."),
     reasons.length ? [el("h3", {}, "Why it is held"), el("ul", {}, ...reasons)] : null,
     a.approvals.length
-      ? el(
-          "ul",
-          { id: "approval-list" },
-          ...a.approvals.map((x) => el("li", {}, `Approved by ${x.by}, `, timeEl(x.at))),
-        )
+      ? [
+          el("h3", {}, "Approvals given"),
+          el(
+            "ul",
+            { id: "approval-list" },
+            ...a.approvals.map((x) => el("li", {}, `Approved by ${x.by}, `, timeEl(x.at))),
+          ),
+        ]
       : null,
     a.largest.length
       ? el(
