@@ -95,6 +95,23 @@ describe("the console", () => {
     const batchId = page.url().split("/").pop()!;
     await shot("04-batch-finished");
 
+    // The same file again is refused, naming the earlier batch once, as a link to it.
+    await page.goto(`${consoleUrl}/#/upload`);
+    await page.setInputFiles("#file", [
+      path.join(SAMPLES, "payouts-valid.xlsx"),
+      path.join(SAMPLES, "attachments", "invoice-mxn-0001.pdf"),
+    ]);
+    await page.locator("#validation-title", { hasText: "payouts-valid.xlsx" }).waitFor();
+    await page.getByRole("button", { name: /^Submit \(nothing is paid/ }).click();
+    await page.getByRole("button", { name: "Submit", exact: true }).click();
+    await expect.poll(() => page.locator("#status").textContent()).toContain("already submitted");
+    expect((await page.locator("#status").textContent())!.split(batchId).length - 1).toBe(1);
+    await page
+      .locator("#status")
+      .getByRole("link", { name: `batch ${batchId}` })
+      .click();
+    await expect.poll(() => page.url()).toContain(`#/batches/${batchId}`);
+
     // The failed row alone, retried.
     await page.getByLabel("Show").selectOption("failed");
     await page.getByRole("button", { name: "Show rows" }).click();
