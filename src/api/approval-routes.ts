@@ -20,7 +20,7 @@ import {
 } from "../approvals/index.js";
 import { allow, can, principalOf } from "../auth/index.js";
 import { type BatchStore, decodeStaticRow } from "../batches/index.js";
-import { formatMinor } from "../money/index.js";
+import { formatMinorOrRaw } from "../money/index.js";
 import { BATCH_ID_PATTERN } from "../row-identity/index.js";
 import { ApiError } from "./api-error.js";
 import type { ApiContext } from "./context.js";
@@ -30,13 +30,7 @@ type Largest = z.output<typeof ApprovalView>["largest"];
 /** Largest rows shown per currency. */
 const LARGEST_PER_CURRENCY = 5;
 
-function money(minor: number, currency: string): string {
-  try {
-    return formatMinor(minor, currency);
-  } catch {
-    return String(minor);
-  }
-}
+const money = formatMinorOrRaw;
 
 /**
  * The batch's largest rows per currency, for the approver: found by one walk of the batch's rows the

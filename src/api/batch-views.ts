@@ -1,7 +1,7 @@
 /** What the API says about a batch: its summary (state, counts, money) from the store's progress. */
 import { type ApprovalRecord, ApprovalStore } from "../approvals/index.js";
 import type { BatchProgress, BatchStore } from "../batches/index.js";
-import { formatMinor } from "../money/index.js";
+import { formatMinorOrRaw } from "../money/index.js";
 
 /**
  * A batch's state in the API and the console. A batch held for approval (README "Approvals") is
@@ -18,13 +18,7 @@ function batchState(p: BatchProgress, approval?: Pick<ApprovalRecord, "status">)
   return "running";
 }
 
-function money(minor: number, currency: string): string {
-  try {
-    return formatMinor(minor, currency);
-  } catch {
-    return String(minor);
-  }
-}
+const money = formatMinorOrRaw;
 
 /** Who submitted a batch through the API, and the file name they uploaded. */
 interface BatchOrigin {

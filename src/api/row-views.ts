@@ -6,7 +6,7 @@
 import type { z } from "zod";
 import { type BatchStore, type InvalidRowRecord, type RowRecord, staticRowNumber } from "../batches/index.js";
 import { errorHelp } from "../error-codes/index.js";
-import { formatMinor } from "../money/index.js";
+import { formatMinorOrRaw } from "../money/index.js";
 import type { PayeeEntry } from "./payee-directory.js";
 import type { RowDetail, RowView as RowViewSchema } from "./schemas.js";
 
@@ -16,13 +16,7 @@ export type RowDetailView = z.output<typeof RowDetail>;
 /** A row not final after this long says it has had no news. */
 export const QUIET_AFTER_MS = 15 * 60_000;
 
-function money(minor: number, currency: string): string {
-  try {
-    return formatMinor(minor, currency);
-  } catch {
-    return String(minor);
-  }
-}
+const money = formatMinorOrRaw;
 
 /** Stored problem messages read "CODE: message"; the code is the part before. */
 const CODED = /^([A-Z][A-Z0-9_]*):\s/;

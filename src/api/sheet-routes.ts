@@ -16,7 +16,7 @@ import { z } from "zod";
 import { packageFile } from "../assets/index.js";
 import { auditRequest } from "../audit/index.js";
 import { allow, principalOf } from "../auth/index.js";
-import { formatMinor } from "../money/index.js";
+import { formatMinorOrRaw } from "../money/index.js";
 import { SheetReadError } from "../sheets/index.js";
 import {
   AttachmentUploadError,
@@ -68,13 +68,7 @@ export function cleanFileName(name: string): string {
   return `${stem}${ext}`;
 }
 
-function money(minor: number, currency: string): string {
-  try {
-    return formatMinor(minor, currency);
-  } catch {
-    return String(minor);
-  }
-}
+const money = formatMinorOrRaw;
 
 /** The answer for an upload (the stored record without server paths). */
 export function uploadView(u: UploadRecord): z.output<typeof UploadView> {

@@ -462,3 +462,15 @@ export class AmountConventionTally {
     return "unknown";
   }
 }
+
+/**
+ * {@link formatMinor}, or the minor units as they are for a currency we do not know (what a view of
+ * stored rows shows rather than failing on one odd row).
+ */
+export function formatMinorOrRaw(minor: number, currency: string): string {
+  try {
+    return formatMinor(minor, currency);
+  } catch {
+    return String(minor);
+  }
+}

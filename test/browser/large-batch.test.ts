@@ -12,7 +12,7 @@ import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiStack, startApiStack } from "../support/api-stack.js";
 import { axeFindings } from "../support/axe.js";
-import { launchChromium, screenshot } from "../support/browser.js";
+import { launchChromium, SHOTS, screenshot } from "../support/browser.js";
 
 const ROWS = 20_000;
 let stack: ApiStack;
@@ -135,6 +135,8 @@ describe("the console at 20,000 rows", () => {
       .toMatch(/rows per minute sent to the service; [\d,]+ left, about/);
     await accessible("the running 20,000-row batch");
     await screenshot(page, "large-04-running");
+    await page.evaluate("window.scrollTo(0, 0)");
+    await page.screenshot({ path: path.join(SHOTS, "small-large-running.png") });
     const before = await readdir(path.join(stack.dir, "outbox")).catch(() => [] as string[]);
     const [download] = await Promise.all([
       page.waitForEvent("download", { timeout: 120_000 }),

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseApprovalThresholds } from "../../src/approvals/index.js";
 import { type ApiStack, startApiStack } from "../support/api-stack.js";
 import { axeFindings } from "../support/axe.js";
-import { launchChromium, screenshot } from "../support/browser.js";
+import { launchChromium, SHOTS, screenshot } from "../support/browser.js";
 
 let stack: ApiStack;
 let browser: BrowserContext;
@@ -51,6 +51,12 @@ async function shot(name: string): Promise<void> {
   await screenshot(page, `day-${name}`);
 }
 
+/** A small picture of the top of the page (what the README shows), beside the full-page ones. */
+async function smallShot(name: string): Promise<void> {
+  await page.evaluate("window.scrollTo(0, 0)");
+  await page.screenshot({ path: path.join(SHOTS, `small-${name}.png`) });
+}
+
 /** Fails on any serious or critical accessibility finding on the page as it is now. */
 async function accessible(where: string): Promise<void> {
   expect(await axeFindings(page), `axe-core on ${where}`).toEqual([]);
@@ -60,14 +66,15 @@ async function accessible(where: string): Promise<void> {
 async function tabTo(selector: string, max = 80): Promise<void> {
   for (let i = 0; i < max; i++) {
     await page.keyboard.press("Tab");
-    if (await page.evaluate((s) => document.activeElement?.matches(s) ?? false, selector)) {
-      // The focus must be visible where it is.
-      const outline = await page.evaluate(() => {
-        const a = document.activeElement as HTMLElement;
-        const own = getComputedStyle(a).outlineStyle;
-        const label = a.id ? document.querySelector(`label[for="${a.id}"]`) : null;
-        return own !== "none" || (label ? getComputedStyle(label).outlineStyle !== "none" : false);
-      });
+    // (Expressions as text: this file is type-checked without the DOM's types.)
+    if (await page.evaluate(`document.activeElement?.matches(${JSON.stringify(selector)}) ?? false`)) {
+      // The focus must be visible where it is: on the control, or on the label a hidden control shows through.
+      const outline = await page.evaluate(`(() => {
+        const a = document.activeElement;
+        const label = a.id ? document.querySelector('label[for="' + a.id + '"]') : null;
+        const ring = (e) => getComputedStyle(e).outlineStyle !== "none";
+        return a.classList.contains("visually-hidden") ? label !== null && ring(label) : ring(a);
+      })()`);
       expect(outline, `focus ring on ${selector}`).toBe(true);
       return;
     }
@@ -136,6 +143,7 @@ describe("the operator's day at 30 rows", () => {
     expect(firstRows).toEqual(["5", "10", "18", "2"]);
     await accessible("the upload with mistakes");
     await shot("03-upload-mistakes");
+    await smallShot("upload-mistakes");
 
     // Corrections, by keyboard: type the new value, Enter checks the row again at once.
     const fix = async (row: number, column: string, value: string) => {
@@ -202,6 +210,7 @@ describe("the operator's day at 30 rows", () => {
     const total = "USD 3,465.13";
     await expect.poll(() => text("dialog")).toContain(`You approve paying ${total} in 30 rows`);
     await shot("08-approve-confirm");
+    await smallShot("approve-confirm");
     await page.keyboard.press("Enter");
     await expect.poll(() => page.locator("#status").textContent()).toContain("Approved");
 
@@ -214,6 +223,7 @@ describe("the operator's day at 30 rows", () => {
     expect(usd).toEqual(["USD 3,353.00", "USD 112.13", "USD 0.00", total]);
     await accessible("the finished batch");
     await shot("09-finished");
+    await smallShot("batch-finished");
 
     // The failed row: what happened and what to do; its details by address.
     await page.getByLabel("Show").selectOption("failed,rejected,error,canceled");

@@ -3,41 +3,10 @@ import { APPROVAL_EXPIRED, APPROVAL_REJECTED } from "../../../src/approvals/inde
 import { REFERENCE_REUSED } from "../../../src/batches/index.js";
 import { errorHelp, isKnownErrorCode, plainErrorMessage } from "../../../src/error-codes/index.js";
 import { PROBLEM_CODES } from "../../../src/intake/problems.js";
+import { ERROR_CODES } from "../../../src/payouts-api/wire-types.js";
 
-/** The Partner Payouts Service's error codes, as its spec lists them. */
-const SPEC_CODES = [
-  "VALIDATION_ERROR",
-  "INVALID_ACCOUNT_TYPE",
-  "ACCOUNT_NOT_VERIFIED",
-  "INVALID_DELIVERY_PREFERENCE",
-  "MCC_REQUIRED",
-  "MERCHANT_ADDRESS_REQUIRED",
-  "GOODS_RECEIVED_REQUIRED",
-  "IDEMPOTENCY_KEY_REQUIRED",
-  "FEE_CALCULATION_FAILED",
-  "UNSUPPORTED_CURRENCY",
-  "FX_QUOTE_INVALID",
-  "ATTACHMENT_REQUIRED",
-  "COMPLIANCE_UPLOAD_FAILED",
-  "ATTACHMENT_UPLOAD_FAILED",
-  "INTERNATIONAL_NOT_ENABLED",
-  "ENTITY_ONBOARDING_INCOMPLETE",
-  "UNAUTHORIZED",
-  "NOT_FOUND",
-  "NO_ACTIVE_API_KEY",
-  "DUPLICATE_ENTITY",
-  "DUPLICATE_ACCOUNT",
-  "DUPLICATE_PAYMENT",
-  "DUPLICATE_EXTERNAL_ID",
-  "ACCOUNT_IN_USE",
-  "BUSINESS_NOT_ELIGIBLE",
-  "PAYMENT_NOT_EDITABLE",
-  "PAYMENT_NOT_CANCELABLE",
-  "IDEMPOTENCY_KEY_REUSED",
-  "IDEMPOTENCY_KEY_IN_PROGRESS",
-  "IDEMPOTENCY_STORE_UNAVAILABLE",
-  "INTERNAL_ERROR",
-];
+/** The Partner Payouts Service's error codes, as its spec lists them (the wire types keep the list). */
+const SPEC_CODES = ERROR_CODES;
 
 /** What the tool itself writes into a row's error code or a file's refusal. */
 const TOOL_CODES = [
