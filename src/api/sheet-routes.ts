@@ -24,7 +24,6 @@ import {
   EditError,
   editRows,
   MAPPABLE_COLUMNS,
-  MAX_ATTACHMENT_FILES,
   MappingError,
   MappingMemory,
   placeAttachments,
@@ -409,5 +408,3 @@ const CONTENT_TYPES = {
   csv: "text/csv; charset=utf-8",
   xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
 } as const;
-
-export { MAX_ATTACHMENT_FILES, UploadStore };

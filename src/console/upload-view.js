@@ -259,11 +259,9 @@ function rowLine(u, r) {
 async function checkRow(u, rowNumber) {
   const line = document.querySelector(`#preview tr[data-row="${rowNumber}"]`);
   const cells = {};
-  line.querySelectorAll("input.cell").forEach((input, i) => {
-    const before = input.defaultValue;
-    if (input.value !== before) cells[input.dataset.column] = input.value;
-    void i;
-  });
+  for (const input of line.querySelectorAll("input.cell")) {
+    if (input.value !== input.defaultValue) cells[input.dataset.column] = input.value;
+  }
   if (Object.keys(cells).length === 0) {
     say(`Row ${rowNumber}: change a cell first.`, true);
     return;

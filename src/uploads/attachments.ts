@@ -90,7 +90,12 @@ export async function unpackZip(
           const stream = await new Promise<NodeJS.ReadableStream>((res, rej) =>
             zip.openReadStream(entry, (err, s) => (err || !s ? rej(err) : res(s))),
           );
-          await pipeline(stream, createWriteStream(target, { flags: "wx" }));
+          await pipeline(stream, createWriteStream(target, { flags: "wx" })).catch(
+            (err: NodeJS.ErrnoException) => {
+              if (err.code !== "EEXIST") throw err;
+              throw new AttachmentUploadError(`the .zip holds two files named ${relative}; rename one`);
+            },
+          );
           written.push(relative);
           zip.readEntry();
         })().catch(reject);
