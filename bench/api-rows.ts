@@ -65,7 +65,7 @@ const header = [
   "q=part of a ref ms",
   "q=amount ms",
   "q=error code ms",
-  "row#: index build / then ms",
+  "row by number ms (deep / last)",
 ];
 console.log(header.join(" | "));
 for (const n of sizes) {

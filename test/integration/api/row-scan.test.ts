@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { achInstruction } from "../../../bench/lib/sample-rows.js";
+import { rowByNumber } from "../../../src/api/row-views.js";
 import {
   amountNeedle,
   BatchStore,
@@ -133,6 +134,24 @@ describe("listing a batch's rows", () => {
       "5000",
     ]);
     expect((await all({ limit: 10, invalid: true, q: "currency_unknown" })).keys).toEqual(["2000"]);
+  });
+
+  it("finds a row by its number, by binary search along the sheet order or by an index without one", async () => {
+    for (const n of [2, 3, 600, N, N + 1]) {
+      expect((await rowByNumber(store, batchId, n))?.rowKey).toBe(`REF-${n - 2}`);
+    }
+    expect(await rowByNumber(store, batchId, 1)).toBeUndefined();
+    expect(await rowByNumber(store, batchId, N + 2)).toBeUndefined();
+    expect(await redis.exists(`${store.keys.batch(batchId)}:api:row-numbers`)).toBe(0);
+    const order = store.keys.order(batchId);
+    const saved = await redis.lrange(order, 0, -1);
+    await redis.ltrim(order, 0, 99);
+    try {
+      expect((await rowByNumber(store, batchId, 900))?.rowKey).toBe("REF-898");
+    } finally {
+      await redis.del(order);
+      await redis.rpush(order, ...saved);
+    }
   });
 
   it("walks the row hash when the batch has no complete order list", async () => {
