@@ -32,7 +32,9 @@ export async function writeFileAtomic(
 ): Promise<void> {
   const temp = tempPathFor(target);
   // "wx": never follow or reuse an existing file under the temp name.
-  const handle = await open(temp, "wx", options.mode ?? 0o644);
+  const handle = await open(temp, "wx", options.mode ?? 0o644).catch((error: unknown) => {
+    throw namingTarget(error, target, temp);
+  });
   let closed = false;
   try {
     // The data must be on disk before the rename makes it visible, or a crash could publish an
@@ -49,9 +51,26 @@ export async function writeFileAtomic(
   } catch (error) {
     if (!closed) await handle.close().catch(() => undefined);
     await unlink(temp).catch(() => undefined);
-    throw error;
+    throw namingTarget(error, target);
   }
   await syncDirectory(dirname(target));
+}
+
+/**
+ * A write's error (ENOSPC, EIO...) names no file; the one it failed to write is the target (the temp
+ * name is ours and gone), so whoever reports it can say which.
+ */
+function namingTarget(error: unknown, target: string, temp?: string): unknown {
+  const errno = error as NodeJS.ErrnoException;
+  if (
+    error instanceof Error &&
+    typeof errno.code === "string" &&
+    (errno.path === undefined || errno.path === temp)
+  ) {
+    errno.path = target;
+    errno.syscall ??= "write";
+  }
+  return error;
 }
 
 async function streamInto(handle: FileHandle, producer: StreamProducer): Promise<void> {

@@ -8,7 +8,14 @@ import { loadConfig, requireApi } from "../../config/index.js";
 import { createLogger } from "../../logging/index.js";
 import { startWatchService } from "../../watch/index.js";
 import { parsePositiveInt, redisPrefixOption } from "../options.js";
-import { untilShutdownSignal } from "../signals.js";
+import { REDIS_START_WAIT_MS, requireRedis } from "../redis-check.js";
+import { abortOn, untilShutdownSignal } from "../signals.js";
+
+/**
+ * How long a stop may take: the sheet in hand finishes its submission first. Past this the process
+ * ends anyway; a submission cut there is finished, never duplicated, when the sheet is resumed.
+ */
+const WATCH_STOP_GRACE_MS = 15_000;
 
 interface WatchFlags {
   stableMs: number;
@@ -39,10 +46,15 @@ export function registerWatch(program: Command): void {
         "\nIgnored: Excel lock files (~$...), .tmp/.part/.crdownload files and dotfiles.",
     )
     .action(async (flags: WatchFlags) => {
-      const stopSignal = untilShutdownSignal();
+      const stopSignal = untilShutdownSignal({ graceMs: WATCH_STOP_GRACE_MS });
       const config = loadConfig();
       const api = requireApi(config);
       const logger = createLogger({ level: config.logLevel, name: "watch" });
+      await requireRedis(config.redisUrl, {
+        waitMs: REDIS_START_WAIT_MS,
+        signal: abortOn(stopSignal),
+        onWait: (problem) => logger.warn({ problem }, "Redis does not answer yet; waiting for it"),
+      });
       const service = await startWatchService({
         dataDir: config.dataDir,
         ...api,
