@@ -196,10 +196,11 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
       prefix: opts.redisPrefix,
       logger,
     };
-    const watch = await startWatchService(intake);
+    const watch = await startWatchService({ ...intake, ...config.watch });
     drains.push(() => watch.stop());
     const schedule = await startScheduleService({
       ...intake,
+      ...config.watch,
       cron: config.scheduleCron,
       tz: config.scheduleTz,
     });
