@@ -155,7 +155,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     cleanups.push(() => payments.stop(5_000));
     const store = payments.pipeline.store;
     const files = createResultFiles({ store, dataDir: config.dataDir });
-    const outbox = createResultOutbox({ store, dataDir: config.dataDir, files, debounceMs: 1_000 });
+    const outbox = createResultOutbox({ store, dataDir: config.dataDir, files, debounceMs: 1_000, logger });
     cleanups.push(() => outbox.close());
     const reconcile = await startReconcileService({
       redisUrl,

@@ -8,7 +8,7 @@
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
-import { writeFileAtomic } from "../files/index.js";
+import { writeFileAtomicPatiently } from "../files/index.js";
 import {
   classifyFileName,
   DEFAULT_STABLE_MS,
@@ -48,7 +48,9 @@ export async function runScheduledSheets(
   );
   const summary = summarizeRun(outcomes, startedAt, now());
   const summaryPath = path.join(intake.folders.outbox, runSummaryFileName(startedAt));
-  await writeFileAtomic(summaryPath, `${JSON.stringify(summary, null, 2)}\n`);
+  await writeFileAtomicPatiently(summaryPath, `${JSON.stringify(summary, null, 2)}\n`, {
+    logger: options.logger,
+  });
   options.logger?.info(
     {
       summaryPath,

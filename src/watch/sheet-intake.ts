@@ -24,7 +24,7 @@
 import { lstat, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { SYSTEM_IDENTITIES } from "../approvals/index.js";
-import { writeFileAtomic } from "../files/index.js";
+import { writeFileAtomicPatiently } from "../files/index.js";
 import type { IntakeApi } from "../intake/index.js";
 import type { PipelineSettings } from "../pipeline/index.js";
 import { type ResultFileRetryOutcome, retryFromDroppedResultFile } from "../retries/index.js";
@@ -218,6 +218,7 @@ async function place(intake: Intake, held: Held, dir: string, targetName: string
   }
   const setAside = await intake.claims.moveTo(intake.folders.rejected, held.claimed, held.name);
   await writeNote(
+    intake,
     setAside,
     `${held.name} changed after it was read: ${change}. What was read is what counts: it is ` +
       `${placedAs}. This copy, as it is now, was not submitted: compare the two, and if this one is ` +
@@ -230,10 +231,13 @@ async function place(intake: Intake, held: Held, dir: string, targetName: string
   return placedAs;
 }
 
-/** Writes `<file>.error.txt` beside a file in rejected/. */
-async function writeNote(file: string, text: string): Promise<string> {
+/**
+ * Writes `<file>.error.txt` beside a file in rejected/: the only place that tells the person who
+ * dropped it why, so a failed write (a full disk) is tried again, and its text logged if it never is.
+ */
+async function writeNote(intake: Intake, file: string, text: string): Promise<string> {
   const notePath = path.join(path.dirname(file), errorNoteName(path.basename(file)));
-  await writeFileAtomic(notePath, `${text}\n`);
+  await writeFileAtomicPatiently(notePath, `${text}\n`, { logger: intake.log });
   return notePath;
 }
 
@@ -246,7 +250,7 @@ async function reject(
 ): Promise<SheetIntakeOutcome> {
   const { name } = held;
   const rejectedAs = await place(intake, held, intake.folders.rejected, name);
-  const notePath = await writeNote(rejectedAs, `${name} was not submitted: ${reason}`);
+  const notePath = await writeNote(intake, rejectedAs, `${name} was not submitted: ${reason}`);
   intake.log?.warn({ file: name, rejectedAs, reason, ...extra }, "sheet rejected");
   return { kind: "rejected", file: name, reason, rejectedAs, notePath, ...extra };
 }
@@ -273,6 +277,7 @@ async function refuseChanged(intake: Intake, held: Held, change: string): Promis
   const reason = `it changed while it was being read: ${change}`;
   const rejectedAs = await intake.claims.moveTo(intake.folders.rejected, held.claimed, name);
   const notePath = await writeNote(
+    intake,
     rejectedAs,
     `${name} was not submitted: ${reason}. ${CHANGED_FILE_ADVICE}`,
   );
@@ -464,14 +469,14 @@ async function settleResultFileRetry(
   if (retry.retried === 0 || retry.batchId === undefined) {
     const rejectedAs = await place(intake, held, folders.rejected, name);
     const notePath = `${rejectedAs}.retry.txt`;
-    await writeFileAtomic(notePath, retry.report);
+    await writeFileAtomicPatiently(notePath, retry.report, { logger: log });
     const reason = retry.refusal ?? "no row of this result file could be retried (see the report)";
     log?.warn({ file: name, batchId: retry.batchId, rejectedAs, reason }, "result file: nothing retried");
     return { kind: "rejected", file: name, reason, rejectedAs, notePath };
   }
   const archivedAs = await place(intake, held, folders.archive, archivedSheetName(retry.batchId, name));
   const retryReport = `${archivedAs}.retry.txt`;
-  await writeFileAtomic(retryReport, retry.report);
+  await writeFileAtomicPatiently(retryReport, retry.report, { logger: log });
   log?.info(
     { file: name, batchId: retry.batchId, retried: retry.retried, archivedAs, report: retryReport },
     "result file: rows retried",

@@ -130,16 +130,8 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
     });
     // Result files in DATA_DIR/outbox follow every row change: the payment jobs' (submitted, rejected,
     // error) and reconciliation's (in-progress, completed, failed), debounced per batch.
-    const outbox = createResultOutbox({
-      store: resultStore,
-      dataDir: config.dataDir,
-      logger,
-      onError: (batchId, err) =>
-        logger.warn(
-          { batchId, err: err instanceof Error ? err.message : String(err) },
-          "result file not written",
-        ),
-    });
+    // A result file that cannot be written (a full disk) is retried until it is, logged at warn, then error.
+    const outbox = createResultOutbox({ store: resultStore, dataDir: config.dataDir, logger });
     finals.push(() => outbox.close());
     drains.push(() => service.stop(opts.shutdownGraceMs));
     const touched = (job: { data: { batchId: string } } | undefined) => {
