@@ -7,14 +7,18 @@
  * with bounded concurrency, so 10,000 sheets dropped at once cost one quiet period and then proceed as
  * fast as the intake allows, never one sheet and one wait at a time.
  *
- * chokidar reports new and growing files quickly; the periodic rescan is the safety net for events a
- * file system (network shares) never delivers, and it also resumes sheets abandoned in processing/.
+ * The folder's own change events (`fs.watch`: inotify on Linux) name the files that appeared or grew;
+ * nothing is listed or looked at per event, so taking (renaming out) 10,000 files costs 10,000 small
+ * events, not 10,000 listings of the folder (a watcher that re-reads the folder on every change, as
+ * chokidar does for a directory, spends most of its time in lstat). The periodic rescan is the safety
+ * net for events a file system (network shares) never delivers, and it also resumes sheets abandoned
+ * in processing/.
  * On start, abandoned sheets are resumed first, then everything already in the folder (files that
  * arrived while the service was down) is taken.
  */
+import { type FSWatcher, watch } from "node:fs";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
-import { type FSWatcher, watch } from "chokidar";
 import pLimit from "p-limit";
 import { classifyFileName } from "./file-rules.js";
 import type { IntakeLogger, SheetIntake, SheetIntakeOutcome } from "./sheet-intake.js";
@@ -173,12 +177,12 @@ export function startFolderWatcher(options: FolderWatcherOptions): FolderWatcher
 
   let fsWatcher: FSWatcher | undefined;
   const ready = (async () => {
-    // Events first, so nothing dropped during the start-up scan is missed; the set dedups names.
-    fsWatcher = watch(folder, { depth: 0, ignoreInitial: true, followSymlinks: false, persistent: true });
-    const onFile = (file: string) => {
-      if (path.dirname(path.resolve(file)) === folder) consider(path.basename(file));
-    };
-    fsWatcher.on("add", onFile).on("change", onFile);
+    // Events first, so nothing dropped during the start-up scan is missed; the set dedups names. An
+    // event without a name (some platforms) or for a name that is gone is settled by the next pass.
+    fsWatcher = watch(folder, { persistent: true }, (_event, name) => {
+      if (typeof name === "string" && name !== "") consider(name);
+      else void rescan();
+    });
     fsWatcher.on("error", (err) =>
       log?.warn({ folder, err: err instanceof Error ? err.message : String(err) }, "watch error"),
     );
@@ -198,7 +202,7 @@ export function startFolderWatcher(options: FolderWatcherOptions): FolderWatcher
         clearInterval(timer);
         if (passTimer) clearTimeout(passTimer);
         await ready.catch(() => undefined);
-        await fsWatcher?.close();
+        fsWatcher?.close();
         await scanning;
         await passing;
         await Promise.all([...takes]);

@@ -15,10 +15,12 @@
  * bytes are copied into a private snapshot while hashed, and the original is checked again after the
  * copy and after the sheet was read; a file that changed is refused (rejected/, with a note), and
  * everything after (validation, the archive, submission) reads only the snapshot, so the archive
- * holds exactly the bytes that were validated. The sheet is read once in a worker thread with bounded
- * memory and time (`readSheetIsolated`): a file that breaks a reading limit, or that cannot be read at
- * all, goes to rejected/ with its note and is never retried, and whatever it holds can exhaust only
- * that thread, never the payments running in this process. Only the file's own faults reject it; a
+ * holds exactly the bytes that were validated. An XLSX, or a CSV over {@link ISOLATED_READ_ABOVE_BYTES},
+ * is read once in a worker thread with bounded memory and time (`readSheetIsolated`) before it is
+ * read here: a file that breaks a reading limit, or that cannot be read at all, goes to rejected/ with
+ * its note and is never retried, and whatever it holds can exhaust only that thread, never the
+ * payments running in this process (a small CSV cannot: its reading is bounded by its size, and a
+ * thread costs more than the reading). Only the file's own faults reject it; a
  * failure of the API, Redis or the disk leaves it in processing/ to be resumed when its lease runs out.
  */
 import { lstat, rename, rm } from "node:fs/promises";
@@ -26,7 +28,7 @@ import path from "node:path";
 import { SYSTEM_IDENTITIES } from "../approvals/index.js";
 import { writeFileAtomicPatiently } from "../files/index.js";
 import type { IntakeApi } from "../intake/index.js";
-import type { PipelineSettings } from "../pipeline/index.js";
+import { openPipeline, type PipelineSettings } from "../pipeline/index.js";
 import { type ResultFileRetryOutcome, retryFromDroppedResultFile } from "../retries/index.js";
 import { readSheetIsolated, SheetReadAborted, SheetReadError } from "../sheets/index.js";
 import {
@@ -45,6 +47,17 @@ import {
   snapshotPathOf,
   takeSnapshot,
 } from "./read-snapshot.js";
+
+/**
+ * A CSV up to this size is read in this process only (its reading costs memory and time in proportion
+ * to its few bytes, within the reading limits); a bigger one, and every XLSX (a few compressed bytes
+ * can hold a great deal), is first read in a thread of its own.
+ */
+export const ISOLATED_READ_ABOVE_BYTES = 1024 * 1024;
+
+function needsIsolatedRead(name: string, size: number): boolean {
+  return path.extname(name).toLowerCase() !== ".csv" || size > ISOLATED_READ_ABOVE_BYTES;
+}
 
 /** A sheet untouched this long in processing/ is considered abandoned and is resumed. */
 export const DEFAULT_LEASE_MS = 60_000;
@@ -111,13 +124,17 @@ export interface SheetIntake {
    * in processing/ and is resumed by the next start) and takes no more. Idempotent.
    */
   stop(): void;
+  /** After `stop` and once no sheet is in hand: closes the intake's connections. Idempotent. */
+  close(): Promise<void>;
 }
 
 export async function createSheetIntake(options: SheetIntakeOptions): Promise<SheetIntake> {
   const folders = dataFolders(options.dataDir);
   await ensureFolders(folders);
+  // One pipeline (connections, queue) for every sheet this intake submits.
+  const pipeline = openPipeline(options.pipeline);
   const intake: Intake = {
-    options,
+    options: { ...options, pipeline: { ...options.pipeline, open: pipeline } },
     folders,
     claims: createClaims(folders.processing, options.leaseMs ?? DEFAULT_LEASE_MS),
     log: options.logger,
@@ -128,6 +145,10 @@ export async function createSheetIntake(options: SheetIntakeOptions): Promise<Sh
     take: (sourceDir, name) => take(intake, sourceDir, name),
     resumeAbandoned: () => resumeAbandoned(intake),
     stop: () => intake.stopping.abort(),
+    close: async () => {
+      intake.stopping.abort();
+      await pipeline.close();
+    },
   };
 }
 
@@ -214,6 +235,7 @@ async function place(intake: Intake, held: Held, dir: string, targetName: string
   const change = await changeSince(held.claimed, held.snapshot);
   if (change === undefined) {
     await rm(held.claimed, { force: true });
+    await intake.claims.release(held.claimed);
     return placedAs;
   }
   const setAside = await intake.claims.moveTo(intake.folders.rejected, held.claimed, held.name);
@@ -311,7 +333,8 @@ async function submitClaimed(
     const changedOnCopy = await changeSince(claimed, snapshot);
     if (changedOnCopy !== undefined) return await refuseChanged(intake, held, changedOnCopy);
     held.snapshot = snapshot;
-    await readSheetIsolated(snapshot.path, { signal: intake.stopping.signal });
+    if (needsIsolatedRead(name, snapshot.size))
+      await readSheetIsolated(snapshot.path, { signal: intake.stopping.signal });
     // Last look before anything is recorded: the sheet was read from the snapshot, and the original
     // must still be exactly what was read.
     const changedOnRead = await changeSince(claimed, snapshot);

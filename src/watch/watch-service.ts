@@ -51,9 +51,9 @@ export async function openSheetIntake(
     return {
       intake,
       client,
-      close: () => {
-        intake.stop();
-        return client.close();
+      close: async () => {
+        await intake.close();
+        await client.close();
       },
     };
   } catch (err) {

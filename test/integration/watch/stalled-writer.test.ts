@@ -6,7 +6,7 @@
  * and nothing from it is recorded.
  */
 import { spawn } from "node:child_process";
-import { readdir, readFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Payment } from "../../../src/payouts-api/index.js";
@@ -28,43 +28,32 @@ async function startWorker(label: string, env: Record<string, string> = {}) {
  * A writer process: opens `file`, writes `first`, stalls `stallMs` (or, with `untilTaken`, until the
  * file has left the inbox, i.e. was claimed), writes each of `rest` (`everyMs` apart) and closes.
  */
-function writer(
+async function writer(
   file: string,
   first: string,
   rest: string[],
   timing: { stallMs?: number; untilTaken?: boolean; everyMs?: number },
 ): Promise<number | null> {
+  // What to write goes in a file beside (not in the arguments: they have a size limit).
+  const plan = path.join(path.dirname(path.dirname(file)), `writer-${Date.now()}.json`);
+  await writeFile(plan, JSON.stringify({ file, first, rest, ...timing }));
   const script = `
     const fs = require("node:fs");
-    const [file, first, rest, stallMs, untilTaken, everyMs] = process.argv.slice(1);
+    const { file, first, rest, stallMs = 0, untilTaken = false, everyMs = 0 } =
+      JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
     const fd = fs.openSync(file, "w");
     fs.writeSync(fd, first);
     const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
     (async () => {
-      if (untilTaken === "1") while (fs.existsSync(file)) await sleep(1);
-      else await sleep(Number(stallMs));
-      for (const part of JSON.parse(rest)) {
+      if (untilTaken) while (fs.existsSync(file)) await sleep(1);
+      else await sleep(stallMs);
+      for (const part of rest) {
         fs.writeSync(fd, part);
-        await sleep(Number(everyMs));
+        await sleep(everyMs);
       }
       fs.closeSync(fd);
     })();`;
-  const child = trackChild(
-    spawn(
-      process.execPath,
-      [
-        "-e",
-        script,
-        file,
-        first,
-        JSON.stringify(rest),
-        String(timing.stallMs ?? 0),
-        timing.untilTaken ? "1" : "0",
-        String(timing.everyMs ?? 0),
-      ],
-      { stdio: "ignore" },
-    ),
-  );
+  const child = trackChild(spawn(process.execPath, ["-e", script, plan], { stdio: "ignore" }));
   return new Promise((resolve) => child.once("exit", resolve));
 }
 
@@ -122,21 +111,20 @@ describe("a sheet written in place into the watched folder", () => {
 
   it("that is still being written when it is read is refused with a note saying what to do; nothing from it is recorded or paid", async () => {
     // A quiet period shorter than the writer's pause, so the sheet is taken half-written; the writer
-    // goes on (row after row) once the file was claimed, while the intake reads it.
+    // goes on, a row every millisecond or so, from the moment the file was claimed, while it is read.
     const t = await startWorker("changing", { WATCH_STABLE_MS: "300" });
     const ref = `CHANGE${Date.now().toString(36)}`;
-    const rows = Array.from(
-      { length: 60 },
-      (_, i) => `${ref}-${i + 2},ops-checking,vendor-ach,${10 + i}.00,USD,standard-ach\n`,
-    );
+    const row = (i: number) => `${ref}-${i},ops-checking,vendor-ach,${10 + (i % 50)}.00,USD,standard-ach\n`;
+    const first = Array.from({ length: 30_000 }, (_, i) => row(i + 1)).join("");
+    const rest = Array.from({ length: 1_500 }, (_, i) => row(30_002 + i));
     const file = path.join(t.inbox, "may.csv");
     await writer(
       file,
-      `${HEADER}${ref}-1,ops-checking,vendor-ach,12`,
-      [`50.00,USD,standard-ach\n`, ...rows],
+      `${HEADER}${first}${ref}-30001,ops-checking,vendor-ach,12`,
+      ["50.00,USD,standard-ach\n", ...rest],
       {
         untilTaken: true,
-        everyMs: 20,
+        everyMs: 1,
       },
     );
     const note = await eventually(
@@ -153,11 +141,13 @@ describe("a sheet written in place into the watched folder", () => {
     expect(note).toContain("Nothing from it was paid");
     expect(note).toContain("move or rename it into the folder once it is complete");
     // The refused file is the original as the writer left it (complete), ready to be dropped again.
-    expect(await readFile(path.join(t.dataDir, "rejected", "may.csv"), "utf8")).toContain(`${ref}-61,`);
+    expect(await readFile(path.join(t.dataDir, "rejected", "may.csv"), "utf8")).toContain(`${ref}-31501,`);
     expect(await batchIds(h.redis, t.prefix)).toEqual([]);
     expect(await paymentsNamed(ref)).toEqual([]);
     expect(t.worker.output.join("\n")).toContain("sheet changed while it was being read; refused");
-    // Nothing of it is left in processing/ (the claim and its snapshot are gone).
-    expect(await readdir(path.join(t.dataDir, "processing"))).toEqual([]);
+    // Nothing of it is left in processing/ (the claim and its snapshot go).
+    await eventually("processing/ empty", async () =>
+      (await readdir(path.join(t.dataDir, "processing"))).length === 0 ? true : undefined,
+    );
   }, 120_000);
 });

@@ -40,7 +40,8 @@ describe("hands-off operation in real processes", () => {
     expect(archived.map(([name]) => name)).toEqual(names);
     expect((await batchIds(h.redis, t.prefix)).sort()).toEqual(archived.map(([, batch]) => batch).sort());
     expect(await readdir(t.folder("rejected"))).toEqual([]);
-    expect(await readdir(t.folder("processing"))).toEqual([]);
+    // No claim folder is left in processing/ (each goes right after its sheet; allow the last to land).
+    await eventually("processing/ empty", async () => (await readdir(t.folder("processing"))).length === 0);
 
     expect(await stopProcess(a)).toBe(0);
     expect(await stopProcess(b)).toBe(0);
