@@ -31,6 +31,9 @@ export function trackChild<T extends ChildProcess>(child: T): T {
   return child;
 }
 
+/** How long a child still running when its test file ends gets to exit before it counts as left behind. */
+const SETTLE_MS = 2_000;
+
 function running(child: ChildProcess): boolean {
   return child.exitCode === null && child.signalCode === null;
 }
@@ -40,6 +43,15 @@ function running(child: ChildProcess): boolean {
  * to stop (command lines), so the caller can say so.
  */
 export async function stopLeftoverChildren(graceMs = 5_000): Promise<string[]> {
+  // A child the test has just signalled (SIGKILL in its own clean-up) may not have been reaped yet:
+  // give every running child a moment to end on its own before calling it left behind.
+  const ending = [...registry()].filter(running);
+  if (ending.length > 0) {
+    await Promise.race([
+      Promise.all(ending.map((child) => new Promise((resolve) => child.once("exit", resolve)))),
+      new Promise((resolve) => setTimeout(resolve, SETTLE_MS)),
+    ]);
+  }
   const left = [...registry()].filter(running);
   await Promise.all(
     left.map(
