@@ -1,8 +1,23 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
+import { BROWSER_TESTS, browserTestsSkippedLine, findChromium } from "./test/support/chromium.js";
+
+// The browser tests need Chromium. Without it they are left out (test/support/global-setup.ts says so
+// in one line) so that the rest of the suite runs on a machine that has none; CI sets
+// BROWSER_TESTS=required so that a missing Chromium fails the run instead of passing it quietly.
+const chromium = findChromium();
+if (!chromium.found && process.env.BROWSER_TESTS === "required") {
+  throw new Error(`BROWSER_TESTS=required: ${browserTestsSkippedLine(chromium.reason)}`);
+}
 
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    exclude: [...configDefaults.exclude, ...(chromium.found ? [] : [`${BROWSER_TESTS}/**`])],
+    // Finds or starts the Redis the tests use (REDIS_URL) and reports a missing Chromium.
+    globalSetup: ["test/support/global-setup.ts"],
+    // Stops whatever a test file started as a child process and left running (a failed assertion
+    // before its own clean-up), so no test leaves a process behind.
+    setupFiles: ["test/support/reap-children.ts"],
     // Integration tests start real servers and a real Redis; give them room on a shared 2-core machine.
     testTimeout: 30_000,
     hookTimeout: 30_000,

@@ -117,3 +117,13 @@ export async function stopProcess(proc: Proc, graceMs = 15_000): Promise<void> {
   await exited;
   clearTimeout(timer);
 }
+
+/** `payouts sandbox --port 0` in its own process, with the URL and API key it printed. */
+export async function startSandboxProcess(): Promise<
+  Proc & { url: string; apiKey: string; stdout: () => string; exited: Promise<number | null> }
+> {
+  const proc = startPayouts("sandbox", ["sandbox", "--port", "0"], { LOG_LEVEL: "warn" });
+  const url = await waitForOutput(proc, /base URL\s+(http\S+)/);
+  const apiKey = await waitForOutput(proc, /API key\s+(\S+)/);
+  return Object.assign(proc, { url, apiKey });
+}

@@ -252,6 +252,11 @@ export class RowStaging {
     await mkdir(path.dirname(file), { recursive: true });
     await removeAbandonedStaging(path.dirname(file));
     const out = createWriteStream(file, { flags: "w", mode: 0o600 });
+    // A write error (ENOSPC) names no file; say which, for the one line the command ends with.
+    out.on("error", (err: NodeJS.ErrnoException) => {
+      err.path ??= file;
+      err.syscall ??= "write";
+    });
     await once(out, "open");
     return new RowStaging(file, out);
   }

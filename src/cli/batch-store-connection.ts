@@ -2,7 +2,7 @@
 import { BatchStore } from "../batches/index.js";
 import type { AppConfig } from "../config/index.js";
 import { connectRedis, type RedisClient } from "../redis/index.js";
-import { CliError, EXIT } from "./exit-codes.js";
+import { redisUnreachable } from "./redis-check.js";
 
 export async function withBatchStore<T>(
   config: AppConfig,
@@ -17,9 +17,13 @@ export async function withRedis<T>(config: AppConfig, use: (redis: RedisClient) 
   // Never reconnects (see connectRedis failFast): a command fails in one line rather than going on
   // against a Redis that came back without its data; the listener keeps ioredis from printing stacks.
   const redis = connectRedis(config.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true, failFast: true });
+  let cause: string | undefined;
+  redis.on("error", (err: NodeJS.ErrnoException) => {
+    cause ??= err.code ?? err.message;
+  });
   try {
     await redis.connect().catch((err: Error) => {
-      throw new CliError(`cannot reach Redis at REDIS_URL: ${err.message}`, EXIT.usage);
+      throw redisUnreachable(config.redisUrl, cause ?? err.message);
     });
     return await use(redis);
   } finally {

@@ -23,7 +23,7 @@ import { registerWatch } from "./commands/watch.js";
 import { registerWebhook } from "./commands/webhook.js";
 import { registerPipelineCommands } from "./commands/worker.js";
 import { CliError, EXIT, environmentFailure } from "./exit-codes.js";
-import { releaseShutdownSignals } from "./signals.js";
+import { releaseShutdownSignals, stopWhenOutputCloses, wasOutputClosed } from "./signals.js";
 
 export function buildProgram(): Command {
   const program = new Command("payouts")
@@ -83,28 +83,39 @@ function applyClusterPrefix(_program: Command, command: Command): void {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  stopWhenOutputCloses();
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
+    if (wasOutputClosed()) return EXIT.usage;
     return typeof process.exitCode === "number" ? process.exitCode : EXIT.ok;
   } catch (err) {
     releaseShutdownSignals();
-    if (err instanceof CommanderError) {
-      // --help and --version end through here with exit code 0; real usage errors were printed already.
-      return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
-    }
-    if (err instanceof CliError || err instanceof ConfigError) {
-      process.stderr.write(`payouts: ${err.message}\n`);
-      return err instanceof CliError ? err.exitCode : EXIT.usage;
-    }
-    const environment = environmentFailure(err);
-    if (environment) {
-      process.stderr.write(`payouts: ${environment}\n`);
-      return EXIT.usage;
-    }
-    process.stderr.write(
-      `payouts: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-    );
+    return reportFailure(err);
+  }
+}
+
+/**
+ * Every failure that reaches the top ends here, as one line on stderr and an exit code: usage errors
+ * (printed by commander already), CliError and ConfigError with their own message, the environment's
+ * failures (Redis, the disk, the service) described in one line. Only a bug prints a stack trace.
+ */
+export function reportFailure(err: unknown): number {
+  if (err instanceof CommanderError) {
+    // --help and --version end through here with exit code 0; real usage errors were printed already.
+    return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  }
+  if (err instanceof CliError || err instanceof ConfigError) {
+    process.stderr.write(`payouts: ${err.message}\n`);
+    return err instanceof CliError ? err.exitCode : EXIT.usage;
+  }
+  const environment = environmentFailure(err);
+  if (environment) {
+    process.stderr.write(`payouts: ${environment}\n`);
     return EXIT.usage;
   }
+  process.stderr.write(
+    `payouts: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
+  return EXIT.usage;
 }

@@ -66,6 +66,9 @@ const EnvSchema = z.object({
    * whose FEED_WINDOW is the default). Read where the queue is opened: {@link loadFeedWindow}.
    */
   PAYOUTS_FEED_WINDOW: FeedWindow.optional(),
+  /** The watched folder's quiet period and concurrency (defaults and why: src/watch). */
+  WATCH_STABLE_MS: intFrom(100, 86_400_000).optional(),
+  WATCH_CONCURRENCY: intFrom(1, 256).optional(),
   SCHEDULE_CRON: z.string().min(1).optional(),
   SCHEDULE_TZ: z.string().min(1).default("UTC"),
   NOTIFY_URL: url("NOTIFY_URL").optional(),
@@ -110,6 +113,8 @@ export interface AppConfig {
   apiTimeoutMs: number;
   workerConcurrency: number;
   rateLimitPerSecond: number;
+  /** WATCH_STABLE_MS and WATCH_CONCURRENCY, for the inbox and the nightly run (unset: src/watch's defaults). */
+  watch: { stableMs?: number; concurrency?: number };
   scheduleCron: string | undefined;
   scheduleTz: string;
   notifyUrl: string | undefined;
@@ -163,6 +168,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     apiTimeoutMs: e.PAYOUTS_API_TIMEOUT_MS,
     workerConcurrency: e.WORKER_CONCURRENCY,
     rateLimitPerSecond: e.PAYOUTS_RATE_LIMIT_PER_SECOND,
+    watch: {
+      ...(e.WATCH_STABLE_MS === undefined ? {} : { stableMs: e.WATCH_STABLE_MS }),
+      ...(e.WATCH_CONCURRENCY === undefined ? {} : { concurrency: e.WATCH_CONCURRENCY }),
+    },
     scheduleCron: e.SCHEDULE_CRON,
     scheduleTz: e.SCHEDULE_TZ,
     notifyUrl: e.NOTIFY_URL,

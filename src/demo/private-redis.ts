@@ -80,16 +80,19 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
   const url = `redis://127.0.0.1:${port}`;
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const failed = await Promise.race([spawnError, sleep(100).then(() => undefined)]);
+    const failed: NodeJS.ErrnoException | undefined = await Promise.race([
+      spawnError,
+      sleep(100).then(() => undefined),
+    ]);
     if (failed) {
       throw new RedisUnavailableError(
-        `REDIS_URL is not set and redis-server could not be started (${(failed as NodeJS.ErrnoException).code ?? failed.message}); ${HOW_TO_GET_ONE}`,
+        `redis-server could not be started (${startFailure(failed)}); ${HOW_TO_GET_ONE}`,
       );
     }
     if (child.exitCode !== null) {
       throw new RedisUnavailableError(`redis-server exited with code ${child.exitCode}; ${HOW_TO_GET_ONE}`);
     }
-    if (await answers(url)) break;
+    if (await redisAnswers(url)) break;
     if (Date.now() > deadline) {
       child.kill("SIGKILL");
       throw new RedisUnavailableError(
@@ -110,8 +113,18 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
   };
 }
 
-async function answers(url: string): Promise<boolean> {
-  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+function startFailure(err: NodeJS.ErrnoException): string {
+  return err.code === "ENOENT" ? "it is not on PATH" : (err.code ?? err.message);
+}
+
+/** True when a Redis at `url` answers a PING within a couple of seconds (one try, no reconnects). */
+export async function redisAnswers(url: string): Promise<boolean> {
+  const probe = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 2_000,
+  });
   probe.on("error", () => {}); // not up yet: the failed connect() below says so
   try {
     await probe.connect();

@@ -14,13 +14,19 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { approveBatch, type DecisionContext } from "../approvals/index.js";
 import { packageFile } from "../assets/index.js";
-import { type BatchProgress, ROW_STATES, type RowRecord, TERMINAL_ROW_STATES } from "../batches/index.js";
+import {
+  type BatchProgress,
+  BatchStore,
+  ROW_STATES,
+  type RowRecord,
+  TERMINAL_ROW_STATES,
+} from "../batches/index.js";
 import type { AppConfig } from "../config/index.js";
 import { createLogger } from "../logging/index.js";
 import { formatMinor } from "../money/index.js";
 import { batchFinishedHandler } from "../notify/index.js";
 import type { PayoutsClient } from "../payouts-api/index.js";
-import { createWorkerClient, startPaymentService } from "../pipeline/index.js";
+import { connectRedis, createWorkerClient, startPaymentService } from "../pipeline/index.js";
 import { startReconcileService } from "../reconcile/index.js";
 import {
   createResultFiles,
@@ -64,6 +70,9 @@ export type DemoResult =
 /** The console user the demo creates (an admin, with a new password each run, disabled when it stops). */
 export const DEMO_USER = "demo";
 
+/** How long each part (workers, server, sandbox, Redis) may take to stop. */
+const PART_STOP_MS = 5_000;
+
 /** The demo's sandbox settles payments within a few seconds so the sample finishes quickly. */
 const DEMO_CLOCK = { toInProgressMs: 400, toFinalMs: 800 };
 
@@ -76,8 +85,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const { config, say } = options;
   const logger = createLogger({ level: config.logLevel === "info" ? "warn" : config.logLevel, name: "demo" });
   const cleanups: Array<() => Promise<unknown>> = [];
+  // Each part gets a bounded time to stop: with Redis or the service gone, a close that waits on
+  // them must not keep the demo up (what it leaves is working state; the ledger keeps the payments).
   const cleanup = async () => {
-    for (const fn of cleanups.reverse()) await fn().catch(() => {});
+    for (const fn of cleanups.reverse()) await withinMs(fn(), PART_STOP_MS).catch(() => {});
   };
   // Ctrl-C or a SIGTERM stops the demo in order, like `worker` and `serve`: the wait ends, then
   // every part started so far (workers, server, sandbox, the private redis-server) is stopped.
@@ -125,6 +136,13 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const early = stopped();
     if (early) return early;
 
+    // The demo's own reads of the batch (progress, the result file) never wait on a Redis that went
+    // away: a command that loses Redis stops and says so, like submit and status (the workers below
+    // would reconnect for good).
+    const watchConnection = connectRedis(redisUrl, { failFast: true, maxRetriesPerRequest: 1 });
+    cleanups.push(async () => watchConnection.disconnect());
+    const watchStore = new BatchStore(watchConnection);
+
     // 3. Workers, outbox and server, all in this process.
     const client = (): PayoutsClient => createWorkerClient({ ...api, timeoutMs: config.apiTimeoutMs });
     const payments = await startPaymentService({
@@ -137,7 +155,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     cleanups.push(() => payments.stop(5_000));
     const store = payments.pipeline.store;
     const files = createResultFiles({ store, dataDir: config.dataDir });
-    const outbox = createResultOutbox({ store, dataDir: config.dataDir, files, debounceMs: 1_000 });
+    const outbox = createResultOutbox({ store, dataDir: config.dataDir, files, debounceMs: 1_000, logger });
     cleanups.push(() => outbox.close());
     const reconcile = await startReconcileService({
       redisUrl,
@@ -233,7 +251,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
 
     // 5. Wait until every row is final.
     const deadline = Date.now() + (options.timeoutMs ?? 120_000);
-    let progress = await store.progress(batchId);
+    let progress = await watchStore.progress(batchId);
     let lastLine = "";
     while (progress && progress.done < progress.batch.rowCount && Date.now() < deadline) {
       if (options.progress) options.progress(progress);
@@ -244,7 +262,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       }
       await sleep(500, undefined, { signal: stop.signal }).catch(() => undefined);
       if (stop.signal.aborted) break;
-      progress = await store.progress(batchId);
+      progress = await watchStore.progress(batchId);
     }
     if (!progress) return { ok: false, reason: `batch ${batchId} vanished from Redis`, batchId };
     if (options.progress) options.progress(progress);
@@ -254,7 +272,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
 
     // 6. The result file and the summary.
     await outbox.flush();
-    const written = await writeResultFile(store, batchId, { dataDir: config.dataDir });
+    const written = await writeResultFile(watchStore, batchId, { dataDir: config.dataDir });
     for (const line of summaryLines(progress)) say(line);
     say(`result file: ${written.path}`);
     if (progress.done < progress.batch.rowCount) {
@@ -268,7 +286,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     // Streamed a page at a time: a big sheet's rows are never all held; the first few odd ones are shown.
     const unexpected: RowRecord[] = [];
     let unexpectedCount = 0;
-    for await (const row of rowsInSheetOrder(store, batchId)) {
+    for await (const row of rowsInSheetOrder(watchStore, batchId)) {
       if (asIntended(row, sandbox !== undefined)) continue;
       if (++unexpectedCount <= 20) unexpected.push(row);
     }
@@ -291,11 +309,26 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       await new Promise((resolve) => stop.signal.addEventListener("abort", resolve, { once: true }));
     }
     return result;
+  } catch (err) {
+    // The demo ends on this failure (its one line is the caller's): what its parts log while they stop
+    // without Redis or the service (reconnection attempts) would only bury that line.
+    logger.level = "silent";
+    throw err;
   } finally {
     await cleanup();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }
+}
+
+/** `work`, or a rejection once `ms` have passed (the work itself is left to finish or not). */
+function withinMs<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`did not finish within ${ms} ms`)), ms);
+    timer.unref();
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
 /** The state a row should end in: the sandbox's trigger values decide; a real service, any payment end. */

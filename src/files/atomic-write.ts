@@ -7,9 +7,10 @@
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import type { FileHandle } from "node:fs/promises";
-import { open, rename, unlink } from "node:fs/promises";
+import { lstat, open, readdir, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Writable } from "node:stream";
+import { setTimeout as sleep } from "node:timers/promises";
 
 /** Streams the content into `out`. It may end `out` itself; if it does not, it is ended for it. */
 export type StreamProducer = (out: Writable) => Promise<void>;
@@ -32,7 +33,9 @@ export async function writeFileAtomic(
 ): Promise<void> {
   const temp = tempPathFor(target);
   // "wx": never follow or reuse an existing file under the temp name.
-  const handle = await open(temp, "wx", options.mode ?? 0o644);
+  const handle = await open(temp, "wx", options.mode ?? 0o644).catch((error: unknown) => {
+    throw namingTarget(error, target, temp);
+  });
   let closed = false;
   try {
     // The data must be on disk before the rename makes it visible, or a crash could publish an
@@ -49,9 +52,26 @@ export async function writeFileAtomic(
   } catch (error) {
     if (!closed) await handle.close().catch(() => undefined);
     await unlink(temp).catch(() => undefined);
-    throw error;
+    throw namingTarget(error, target);
   }
   await syncDirectory(dirname(target));
+}
+
+/**
+ * A write's error (ENOSPC, EIO...) names no file; the one it failed to write is the target (the temp
+ * name is ours and gone), so whoever reports it can say which.
+ */
+function namingTarget(error: unknown, target: string, temp?: string): unknown {
+  const errno = error as NodeJS.ErrnoException;
+  if (
+    error instanceof Error &&
+    typeof errno.code === "string" &&
+    (errno.path === undefined || errno.path === temp)
+  ) {
+    errno.path = target;
+    errno.syscall ??= "write";
+  }
+  return error;
 }
 
 async function streamInto(handle: FileHandle, producer: StreamProducer): Promise<void> {
@@ -60,8 +80,14 @@ async function streamInto(handle: FileHandle, producer: StreamProducer): Promise
   // Errors are reported through `settled` below; this keeps a late error (a producer still writing
   // after it failed) from becoming an uncaught exception.
   out.on("error", () => undefined);
+  // A producer that waits for the stream to drain (exceljs's zip writer does, and so does a plain
+  // `await once(out, "drain")` begun after the stream failed) would wait for ever once the file
+  // cannot be written (ENOSPC): the stream's error ends the wait instead, so the temp file is removed
+  // and its handle closed here, never left to the garbage collector.
+  const streamFailed = new Promise<never>((_, reject) => out.once("error", reject));
+  streamFailed.catch(() => undefined);
   try {
-    await producer(out);
+    await Promise.race([producer(out), streamFailed]);
     if (!out.writableEnded) out.end();
     await settled(out);
     await handle.sync();
@@ -106,5 +132,62 @@ async function syncDirectory(dir: string): Promise<void> {
     // The file content is already durable; only the directory entry might be lost on power failure.
   } finally {
     await handle?.close().catch(() => undefined);
+  }
+}
+
+/** Our temp names (see {@link tempPathFor}): `.<name>.<12 hex>.tmp`. */
+const TEMP_NAME = /^\..+\.[0-9a-f]{12}\.tmp$/;
+
+/**
+ * Removes temp files of ours in `dir` older than `olderThanMs`: a write removes its own temp file when
+ * it fails, so one left there belongs to a process that was killed mid-write. Best effort.
+ */
+export async function removeStaleTempFiles(dir: string, olderThanMs = 60 * 60 * 1000): Promise<string[]> {
+  const removed: string[] = [];
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const cutoff = Date.now() - olderThanMs;
+  for (const name of names) {
+    if (!TEMP_NAME.test(name)) continue;
+    const file = join(dir, name);
+    const info = await lstat(file).catch(() => undefined);
+    if (info?.isFile() && info.mtimeMs < cutoff) {
+      await unlink(file).catch(() => undefined);
+      removed.push(file);
+    }
+  }
+  return removed;
+}
+
+/** Where a patient write reports its failed tries. */
+export interface WriteLogger {
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/**
+ * `writeFileAtomic`, tried again while it fails (a disk that fills for a moment): `tries` times in all,
+ * waiting `firstDelayMs`, then twice as long each time. Each failure is logged at warn; if the last try
+ * fails too, the error is logged with the whole text (so what the file should have said is not lost)
+ * and thrown.
+ */
+export async function writeFileAtomicPatiently(
+  target: string,
+  text: string,
+  options: { logger?: WriteLogger | undefined; tries?: number; firstDelayMs?: number } = {},
+): Promise<void> {
+  const tries = options.tries ?? 6;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await writeFileAtomic(target, text);
+      return;
+    } catch (err) {
+      const fields = { file: target, attempt, err: err instanceof Error ? err.message : String(err) };
+      if (attempt >= tries) {
+        options.logger?.error({ ...fields, text }, "file not written; giving up on it (its text is here)");
+        throw err;
+      }
+      options.logger?.warn(fields, "file not written; retrying");
+      await sleep((options.firstDelayMs ?? 1_000) * 2 ** (attempt - 1));
+    }
   }
 }

@@ -2,7 +2,14 @@
  * Safe file output: atomic writes, formula-safe cell text, and CSV/XLSX/JSON table writers.
  * Used by validation reports, result files and templates.
  */
-export { type AtomicWriteOptions, type StreamProducer, writeFileAtomic } from "./atomic-write.js";
+export {
+  type AtomicWriteOptions,
+  removeStaleTempFiles,
+  type StreamProducer,
+  type WriteLogger,
+  writeFileAtomic,
+  writeFileAtomicPatiently,
+} from "./atomic-write.js";
 export { type CellValue, CRLF, csvField, csvRecord, UTF8_BOM } from "./csv-encode.js";
 export { excelSafeText, FORMULA_TRIGGERS, undoExcelSafeText } from "./excel-safe.js";
 export { formatFromPath, safeSheetName, TABLE_FORMATS, type TableFormat } from "./table-format.js";

@@ -98,8 +98,12 @@ async function* countRows(
   }
 }
 
-/** Writes with back-pressure: waits for the file stream to drain instead of buffering unboundedly. */
+/**
+ * Writes with back-pressure: waits for the file stream to drain instead of buffering unboundedly. A
+ * stream that already failed never drains: its error is thrown instead.
+ */
 async function write(out: Writable, chunk: string): Promise<void> {
+  if (out.errored) throw out.errored;
   if (!out.write(chunk)) await once(out, "drain");
 }
 

@@ -1,21 +1,17 @@
 /**
- * The batch-finished notification (NOTIFY_URL): when a batch's last row is final, a small JSON summary
- * is POSTed, signed the way the service signs its webhooks (hex HMAC-SHA256 of the raw body, keyed with
- * PAYOUTS_WEBHOOK_SECRET) in `X-Payouts-Signature`, so the receiver can verify it with the same code.
- * It carries counts and money per currency, never a secret or a bank identifier.
+ * The batch-finished notification (NOTIFY_URL): when a batch's last row is final, a small summary is
+ * sent as a Standard Webhook of type `batch.finished` (./send-notification.ts). It carries counts and
+ * money per currency, never a secret or a bank identifier.
  */
-import { randomUUID } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
-import { request } from "undici";
 import type { ApprovalRecord } from "../approvals/index.js";
 import type { BatchProgress, BatchStore } from "../batches/index.js";
 import { formatMinor } from "../money/index.js";
-import { backoffDelayMs, DEFAULT_NOTIFY_RETRY_OPTIONS, type RetryOptions } from "../payouts-api/index.js";
 import { defaultResultPath, type ResultOutbox } from "../results/index.js";
-import { signWebhookPayload } from "../webhooks/index.js";
-
-export const NOTIFY_SIGNATURE_HEADER = "x-payouts-signature";
-export const NOTIFY_ID_HEADER = "x-payouts-notification-id";
+import {
+  type NotifyOptions,
+  notificationId as newNotificationId,
+  sendNotification,
+} from "./send-notification.js";
 
 export interface BatchFinishedSummary {
   event: "batch.finished";
@@ -61,7 +57,7 @@ export function approvalSummary(record: ApprovalRecord): ApprovalSummary {
 export function batchFinishedSummary(
   progress: BatchProgress,
   resultFile: string | undefined,
-  notificationId: string = randomUUID(),
+  notificationId: string = newNotificationId(),
   approval?: ApprovalRecord,
 ): BatchFinishedSummary {
   const totals: BatchFinishedSummary["totals"] = {};
@@ -89,50 +85,15 @@ export function batchFinishedSummary(
   };
 }
 
-export interface NotifyOptions {
-  url: string;
-  secret: string;
-  /** Retries of the POST; missing fields use DEFAULT_NOTIFY_RETRY_OPTIONS (payouts-api/retry-policy.ts). */
-  retry?: Partial<RetryOptions>;
-  /** Time-out of one try, ms. Default 10 000. */
-  timeoutMs?: number;
-}
-
 /**
- * POSTs a signed notification (the batch-finished summary, or approvals' `batch.awaiting_approval`);
- * retries on connection errors and non-2xx answers. Resolves with the last status.
+ * Sends a summary (the batch-finished one, or approvals' `batch.awaiting_approval`) as a notification
+ * of its `event` type, its `notificationId` the webhook id. Resolves with the last status.
  */
-export async function sendBatchFinished(
-  summary: { notificationId: string },
+export function sendBatchFinished(
+  summary: { event: string; notificationId: string },
   options: NotifyOptions,
 ): Promise<number> {
-  const body = Buffer.from(JSON.stringify(summary));
-  const signature = signWebhookPayload(options.secret, body);
-  const retry: RetryOptions = { ...DEFAULT_NOTIFY_RETRY_OPTIONS, ...options.retry };
-  let lastStatus = 0;
-  for (let attempt = 1; attempt <= retry.maxAttempts; attempt++) {
-    try {
-      const res = await request(options.url, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          [NOTIFY_SIGNATURE_HEADER]: signature,
-          [NOTIFY_ID_HEADER]: summary.notificationId,
-        },
-        body,
-        headersTimeout: options.timeoutMs ?? 10_000,
-        bodyTimeout: options.timeoutMs ?? 10_000,
-      });
-      await res.body.dump();
-      lastStatus = res.statusCode;
-      if (res.statusCode >= 200 && res.statusCode < 300) return lastStatus;
-    } catch {
-      lastStatus = 0;
-    }
-    // Any failure is retried (the receiver dedupes on the notification id), with the client's backoff.
-    if (attempt < retry.maxAttempts) await sleep(backoffDelayMs(attempt, retry, Math.random));
-  }
-  return lastStatus;
+  return sendNotification({ type: summary.event, data: summary, id: summary.notificationId }, options);
 }
 
 export interface BatchFinishedHandlerOptions {

@@ -1,4 +1,7 @@
-/** Notifications this tool sends: the signed batch-finished summary to NOTIFY_URL. */
+/**
+ * Notifications this tool sends to NOTIFY_URL, as Standard Webhooks: `sendNotification` for any event
+ * (its type, its data), and the batch-finished summary and handler built on it.
+ */
 export {
   type ApprovalSummary,
   approvalSummary,
@@ -6,8 +9,13 @@ export {
   type BatchFinishedSummary,
   batchFinishedHandler,
   batchFinishedSummary,
-  NOTIFY_ID_HEADER,
-  NOTIFY_SIGNATURE_HEADER,
-  type NotifyOptions,
   sendBatchFinished,
 } from "./batch-finished.js";
+export {
+  NOTIFY_HEADERS,
+  type Notification,
+  type NotifyOptions,
+  notificationId,
+  sendNotification,
+  verifyNotification,
+} from "./send-notification.js";

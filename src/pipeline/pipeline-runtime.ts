@@ -98,6 +98,11 @@ export interface PipelineSettings {
    * than waiting for Redis to come back (see connectRedis). Long-running services reconnect.
    */
   failFast?: boolean;
+  /**
+   * An open pipeline of these settings to submit through instead of opening one per submission (two
+   * connections and the queue's scripts each time): the watched folder keeps one for all its sheets.
+   */
+  open?: Pipeline;
 }
 
 export interface Pipeline {
@@ -158,7 +163,7 @@ export async function submitToPipeline(
   settings: PipelineSettings,
   input: Omit<SubmitBatchOptions, "store" | "enqueuer" | "gate">,
 ): Promise<SubmitBatchResult> {
-  const pipeline = openPipeline(settings);
+  const pipeline = settings.open ?? openPipeline(settings);
   try {
     const result = await submitBatch({
       ...input,
@@ -170,7 +175,7 @@ export async function submitToPipeline(
     await confirmKept(pipeline.store, result);
     return result;
   } finally {
-    await pipeline.close();
+    if (pipeline !== settings.open) await pipeline.close();
   }
 }
 

@@ -9,7 +9,9 @@
  * So there is at most one write per window per batch, writes of one batch never overlap, and a
  * write always follows the last change.
  */
+import path from "node:path";
 import type { BatchStore } from "../batches/index.js";
+import { removeStaleTempFiles } from "../files/index.js";
 import { createResultFiles, type ResultFiles } from "./result-files.js";
 import { UnknownBatchError, type WrittenResult } from "./write-result.js";
 
@@ -24,12 +26,22 @@ export interface ResultOutboxOptions {
   /** Called after each successful write (logging, notifications). */
   onWritten?: (batchId: string, result: WrittenResult) => void;
   /**
-   * Called when a write fails. The write is retried a few times with a growing wait, and again on
-   * the batch's next change, `writeNow` or `flush`. Default: ignored.
+   * Called when a write fails (tests, metrics). A failed write is retried until it succeeds, with a
+   * growing wait (see {@link retryDelayMs}), and each failure is logged (warn, then error).
    */
   onError?: (batchId: string, error: unknown) => void;
-  /** Each write is logged at info with its rows and duration (what bench:e2e adds up). */
-  logger?: { info(obj: object, msg?: string): void };
+  /**
+   * Each write is logged at info with its rows and duration (what bench:e2e adds up); a failed one at
+   * warn, and at error once it failed {@link WARN_FAILURES} times in a row.
+   */
+  logger?: OutboxLogger;
+}
+
+/** The subset of a pino logger the outbox writes to. */
+export interface OutboxLogger {
+  info(obj: object, msg?: string): void;
+  warn?(obj: object, msg?: string): void;
+  error?(obj: object, msg?: string): void;
 }
 
 export interface ResultOutbox {
@@ -53,8 +65,23 @@ interface BatchSlot {
   failures: number;
 }
 
-/** A failing write is retried this many times (with a growing wait) before waiting for a new change. */
-const MAX_RETRIES = 4;
+/**
+ * Failed writes in a row logged at warn (a disk that fills for a moment); from the next one on, error:
+ * the file is still retried, but someone must make room (or fix the folder) for it to be written.
+ */
+export const WARN_FAILURES = 2;
+
+/** The longest wait between two tries of a failing write. */
+export const MAX_RETRY_DELAY_MS = 60_000;
+
+/**
+ * The wait before the next try after `failures` failed writes in a row: doubling from `debounceMs`,
+ * at most {@link MAX_RETRY_DELAY_MS}. A file we must write is never given up on: the final result
+ * file of a finished batch gets no further row change to ask for it again.
+ */
+export function retryDelayMs(debounceMs: number, failures: number): number {
+  return Math.min(debounceMs * 2 ** Math.max(0, failures - 1), MAX_RETRY_DELAY_MS);
+}
 
 export const DEFAULT_OUTBOX_DEBOUNCE_MS = 2000;
 
@@ -70,6 +97,10 @@ export function createResultOutbox(options: ResultOutboxOptions): ResultOutbox {
   const files = options.files ?? createResultFiles({ store: options.store, dataDir: options.dataDir });
   const slots = new Map<string, BatchSlot>();
   let closed = false;
+  // Temp files a killed process left in outbox/ (a write that fails removes its own).
+  void removeStaleTempFiles(path.join(options.dataDir, "outbox")).then((removed) => {
+    if (removed.length > 0) options.logger?.info({ removed }, "removed temp files left by a stopped process");
+  });
 
   function slotOf(batchId: string): BatchSlot {
     let slot = slots.get(batchId);
@@ -84,12 +115,13 @@ export function createResultOutbox(options: ResultOutboxOptions): ResultOutbox {
     if (slot.timer || slot.writing || !slot.dirty) return;
     // A big batch waits WRITE_SPACING times as long as its last write took, so keeping its file
     // current costs at most 1/(1 + WRITE_SPACING) of the worker's time whatever the batch size.
+    const spacing = Math.max(debounceMs, slot.lastWriteMs * WRITE_SPACING);
     slot.timer = setTimeout(
       () => {
         slot.timer = undefined;
         void run(batchId, slot);
       },
-      Math.max(debounceMs, slot.lastWriteMs * WRITE_SPACING) * 2 ** slot.failures,
+      slot.failures > 0 ? Math.max(spacing, retryDelayMs(debounceMs, slot.failures)) : spacing,
     );
   }
 
@@ -101,6 +133,8 @@ export function createResultOutbox(options: ResultOutboxOptions): ResultOutbox {
       const startedAt = Date.now();
       try {
         const result = await files.write(batchId);
+        if (slot.failures > 0)
+          options.logger?.info({ batchId, failedBefore: slot.failures }, "result file written after failing");
         slot.failures = 0;
         options.logger?.info(
           { batchId, rows: result.rows, ms: Date.now() - startedAt },
@@ -110,9 +144,10 @@ export function createResultOutbox(options: ResultOutboxOptions): ResultOutbox {
       } catch (error) {
         // An unknown batch (deleted, or a hook fired for another prefix) has nothing to write.
         if (!(error instanceof UnknownBatchError)) {
-          // Redis or the disk may be back soon: retry, then wait for the next change or flush.
+          // Redis or the disk may be back soon: retry until written, waiting longer each time.
           slot.failures++;
-          if (slot.failures <= MAX_RETRIES) slot.dirty = true;
+          slot.dirty = true;
+          logFailure(batchId, slot.failures, error);
           options.onError?.(batchId, error);
         }
       } finally {
@@ -127,6 +162,17 @@ export function createResultOutbox(options: ResultOutboxOptions): ResultOutbox {
       }
     })();
     return slot.writing;
+  }
+
+  function logFailure(batchId: string, failures: number, error: unknown): void {
+    const fields = {
+      batchId,
+      failures,
+      retryInMs: closed ? undefined : retryDelayMs(debounceMs, failures),
+      err: error instanceof Error ? error.message : String(error),
+    };
+    if (failures <= WARN_FAILURES) options.logger?.warn?.(fields, "result file not written; retrying");
+    else options.logger?.error?.(fields, "result file still not written; retrying until it is");
   }
 
   async function writeNow(batchId: string): Promise<void> {
@@ -163,7 +209,15 @@ export function createResultOutbox(options: ResultOutboxOptions): ResultOutbox {
     async close() {
       await flush();
       closed = true;
-      for (const slot of slots.values()) if (slot.timer) clearTimeout(slot.timer);
+      for (const [batchId, slot] of slots) {
+        if (slot.timer) clearTimeout(slot.timer);
+        // Nobody will retry it after this: say how it gets written.
+        if (slot.failures > 0)
+          options.logger?.error?.(
+            { batchId, failures: slot.failures },
+            `result file not written before stopping: \`payouts result ${batchId}\` writes it once the cause is fixed`,
+          );
+      }
       slots.clear();
     },
   };

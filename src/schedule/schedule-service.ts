@@ -27,8 +27,10 @@ export interface ScheduleServiceOptions extends IntakeConnection {
   cron: string | undefined;
   /** SCHEDULE_TZ, an IANA time zone. Default UTC. */
   tz?: string;
-  /** Time between the two size checks that decide a file is complete. Default 1000 ms. */
+  /** The quiet period: a file untouched this long is complete (src/watch/stability.ts). */
   stableMs?: number;
+  /** Sheets taken at once (src/watch/folder-watcher.ts). */
+  concurrency?: number;
   /** Called after each run (tests, metrics). */
   onRun?: (run: { summary: RunSummary; summaryPath: string }) => void;
 }
@@ -74,6 +76,7 @@ export async function startScheduleService(options: ScheduleServiceOptions): Pro
       const run = await runScheduledSheets({
         intake,
         ...(options.stableMs !== undefined ? { stableMs: options.stableMs } : {}),
+        ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
         ...(options.logger ? { logger: options.logger } : {}),
       });
       options.onRun?.(run);

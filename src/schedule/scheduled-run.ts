@@ -1,25 +1,31 @@
 /**
  * One scheduled run: every sheet waiting in scheduled/ goes through the same intake as the watched
- * inbox (claim by rename, submit, archive or reject), then the run's summary is written to outbox/
- * (atomically) and logged. Files still being copied at that moment wait for the next run.
+ * inbox (claim by rename, read once into a snapshot and checked, submit, archive or reject), a few at
+ * a time, then the run's summary is written to outbox/ (atomically) and logged. Whether each file is
+ * complete is decided in one look at all of them: a file touched within the quiet period (still being
+ * copied) waits for the next run.
  */
 import { readdir } from "node:fs/promises";
 import path from "node:path";
-import { writeFileAtomic } from "../files/index.js";
+import pLimit from "p-limit";
+import { writeFileAtomicPatiently } from "../files/index.js";
 import {
   classifyFileName,
   DEFAULT_STABLE_MS,
+  DEFAULT_WATCH_CONCURRENCY,
   type IntakeLogger,
+  lookAtFiles,
   type SheetIntake,
   type SheetIntakeOutcome,
-  waitUntilStable,
 } from "../watch/index.js";
 import { type RunSummary, runSummaryFileName, summarizeRun } from "./run-summary.js";
 
 export interface ScheduledRunOptions {
   intake: SheetIntake;
-  /** Time between the two size checks that decide a file is complete. Default 1000 ms. */
+  /** The quiet period: a file untouched this long is complete. Default DEFAULT_STABLE_MS. */
   stableMs?: number;
+  /** Sheets taken at once. Default DEFAULT_WATCH_CONCURRENCY. */
+  concurrency?: number;
   logger?: IntakeLogger;
   now?: () => Date;
 }
@@ -31,16 +37,20 @@ export async function runScheduledSheets(
   const { intake } = options;
   const startedAt = now();
   const folder = intake.folders.scheduled;
-  const outcomes: SheetIntakeOutcome[] = [];
   const names = (await readdir(folder)).filter((n) => classifyFileName(n).kind !== "ignore").sort();
-  for (const name of names) {
-    const stability = await waitUntilStable(path.join(folder, name), options.stableMs ?? DEFAULT_STABLE_MS);
-    if (stability !== "stable") continue;
-    outcomes.push(await intake.take(folder, name));
-  }
+  const looks = await lookAtFiles(folder, names, options.stableMs ?? DEFAULT_STABLE_MS);
+  const stillWritten = names.filter((n) => looks.get(n)?.kind === "wait");
+  if (stillWritten.length > 0)
+    options.logger?.info({ files: stillWritten }, "touched within the quiet period: left for the next run");
+  const limit = pLimit(options.concurrency ?? DEFAULT_WATCH_CONCURRENCY);
+  const outcomes: SheetIntakeOutcome[] = await Promise.all(
+    names.filter((n) => looks.get(n)?.kind === "stable").map((n) => limit(() => intake.take(folder, n))),
+  );
   const summary = summarizeRun(outcomes, startedAt, now());
   const summaryPath = path.join(intake.folders.outbox, runSummaryFileName(startedAt));
-  await writeFileAtomic(summaryPath, `${JSON.stringify(summary, null, 2)}\n`);
+  await writeFileAtomicPatiently(summaryPath, `${JSON.stringify(summary, null, 2)}\n`, {
+    logger: options.logger,
+  });
   options.logger?.info(
     {
       summaryPath,

@@ -5,13 +5,15 @@
  *
  * The rename into processing/ is the lock: when two watchers go for the same file only one rename
  * succeeds, the other sees ENOENT and moves on. Each claim gets its own sub-folder, so a file keeps its
- * own name and two files of the same name never overwrite each other. While a file is held its
- * modification time is refreshed (the lease); a file in processing/ whose lease ran out was left by a
+ * own name and two files of the same name never overwrite each other. While a file is held its claim
+ * folder's modification time is refreshed (the lease; the file itself is never touched, so its own
+ * times say whether anyone else wrote to it); a file in processing/ whose lease ran out was left by a
  * crash (or a transient failure) and may be claimed again, again by a rename. Every path out of
- * processing/ is a rename that never overwrites.
+ * processing/ is a rename that never overwrites. Hidden entries of a claim folder (the snapshot the
+ * intake reads, `./read-snapshot.ts`) are never taken for sheets and go with the folder.
  */
 import { randomBytes } from "node:crypto";
-import { lstat, lutimes, mkdir, readdir, rename, rmdir } from "node:fs/promises";
+import { lstat, lutimes, mkdir, readdir, rename, rm, rmdir } from "node:fs/promises";
 import path from "node:path";
 import { numberedName } from "./file-rules.js";
 
@@ -26,7 +28,10 @@ export interface Claims {
   claim(source: string, name: string): Promise<string | undefined>;
   /** Refreshes the claimed file's lease every third of the lease until the returned function is called. */
   holdLease(claimed: string): () => void;
-  /** Removes the claim folder of a file that has been moved out (nothing happens if it is not empty). */
+  /**
+   * Removes the claim folder of a file that has been moved out, with its hidden entries (nothing
+   * happens while the file is still in it).
+   */
   release(claimed: string): Promise<void>;
   /**
    * Moves a file to `dir` under `name`, or `name.2`… when that is taken, and removes the claim folder
@@ -52,18 +57,20 @@ export function createClaims(processingDir: string, leaseMs: number): Claims {
         if (isCode(err, "ENOENT")) return undefined;
         throw err;
       }
-      await touch(claimed);
+      // A fresh lease (the rename into the new folder already set its time; this says so explicitly).
+      await touch(claimDir);
       return claimed;
     },
 
     holdLease(claimed) {
-      const heartbeat = setInterval(() => void touch(claimed), Math.max(10, Math.floor(leaseMs / 3)));
+      const claimDir = path.dirname(claimed);
+      const heartbeat = setInterval(() => void touch(claimDir), Math.max(10, Math.floor(leaseMs / 3)));
       heartbeat.unref();
       return () => clearInterval(heartbeat);
     },
 
     async release(claimed) {
-      await rmdir(path.dirname(claimed)).catch(() => undefined);
+      await removeClaimFolder(path.dirname(claimed));
     },
 
     async moveTo(dir, from, name) {
@@ -82,26 +89,25 @@ export function createClaims(processingDir: string, leaseMs: number): Claims {
       for (const entry of await readdir(processingDir, { withFileTypes: true })) {
         const entryPath = path.join(processingDir, entry.name);
         if (entry.isDirectory()) {
-          const inner = await readdir(entryPath).catch(() => [] as string[]);
-          if (inner.length === 0 && (await olderThan(entryPath, cutoff))) {
-            await rmdir(entryPath).catch(() => undefined); // a crash between moving out and tidying up
-          }
+          // A claim folder whose lease is fresh has an owner alive and working.
+          if (!(await olderThan(entryPath, cutoff))) continue;
+          const inner = (await readdir(entryPath).catch(() => [] as string[])).filter((n) => !isHidden(n));
+          // Empty: a crash between moving the file out and tidying up.
+          if (inner.length === 0) await removeClaimFolder(entryPath);
           for (const name of inner) found.push({ file: path.join(entryPath, name), name });
-        } else if (!entry.name.startsWith(".")) {
-          // A file put straight into processing/ (by hand, or by an older version) counts as abandoned.
+        } else if (!isHidden(entry.name) && (await olderThan(entryPath, cutoff))) {
+          // A file put straight into processing/ (by hand, or by an older version) counts as abandoned
+          // once its own time is older than a lease.
           found.push({ file: entryPath, name: entry.name });
         }
       }
-      const expired: AbandonedFile[] = [];
-      // A file whose lease is fresh has an owner alive and working.
-      for (const f of found) if (await olderThan(f.file, cutoff)) expired.push(f);
-      return expired;
+      return found;
     },
 
     async reclaim(file) {
       const claimed = await claims.claim(file.file, file.name);
       const oldDir = path.dirname(file.file);
-      if (claimed && oldDir !== processingDir) await rmdir(oldDir).catch(() => undefined);
+      if (claimed && oldDir !== processingDir) await removeClaimFolder(oldDir);
       return claimed;
     },
   };
@@ -128,6 +134,17 @@ export function claimId(): string {
     .replace(/[-:]/g, "")
     .replace(/\.\d+Z$/, "");
   return `${stamp}-${randomBytes(4).toString("hex")}`;
+}
+
+function isHidden(name: string): boolean {
+  return name.startsWith(".");
+}
+
+/** Removes a claim folder that holds no sheet any more: its hidden entries (a snapshot) go with it. */
+async function removeClaimFolder(dir: string): Promise<void> {
+  const inner = await readdir(dir).catch(() => undefined);
+  if (inner === undefined || inner.some((n) => !isHidden(n))) return;
+  await rm(dir, { recursive: true, force: true }).catch(() => undefined);
 }
 
 async function touch(file: string): Promise<void> {

@@ -1,29 +1,48 @@
 /**
- * Watches one folder (inbox/) and hands every complete sheet to the intake, one at a time.
+ * Watches one folder (inbox/) and hands every complete sheet to the intake, several at a time.
  *
- * chokidar reports new and growing files quickly; a periodic rescan of the folder is the safety net
- * for events a file system (network shares) never delivers, and it also resumes sheets abandoned in
- * processing/. On start, abandoned sheets are resumed first, then everything already in the folder
- * (files that arrived while the service was down) is taken.
+ * Names seen (chokidar's events, the start-up scan, periodic rescans) wait in one set. One pass looks
+ * at all of them together (./stability.ts): a file untouched for the quiet period is taken at once,
+ * the others are looked at again when the first of them could be complete. Complete files are taken
+ * with bounded concurrency, so 10,000 sheets dropped at once cost one quiet period and then proceed as
+ * fast as the intake allows, never one sheet and one wait at a time.
+ *
+ * The folder's own change events (`fs.watch`: inotify on Linux) name the files that appeared or grew;
+ * nothing is listed or looked at per event, so taking (renaming out) 10,000 files costs 10,000 small
+ * events, not 10,000 listings of the folder (a watcher that re-reads the folder on every change, as
+ * chokidar does for a directory, spends most of its time in lstat). The periodic rescan is the safety
+ * net for events a file system (network shares) never delivers, and it also resumes sheets abandoned
+ * in processing/.
+ * On start, abandoned sheets are resumed first, then everything already in the folder (files that
+ * arrived while the service was down) is taken.
  */
+import { type FSWatcher, watch } from "node:fs";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
-import { type FSWatcher, watch } from "chokidar";
+import pLimit from "p-limit";
 import { classifyFileName } from "./file-rules.js";
 import type { IntakeLogger, SheetIntake, SheetIntakeOutcome } from "./sheet-intake.js";
-import { DEFAULT_STABLE_MS, waitUntilStable } from "./stability.js";
+import { DEFAULT_STABLE_MS, lookAtFiles } from "./stability.js";
 
 /** Default time between two rescans of the folder. */
 export const DEFAULT_RESCAN_MS = 10_000;
+
+/** Default number of sheets taken (read, validated, submitted) at once. Setting: WATCH_CONCURRENCY. */
+export const DEFAULT_WATCH_CONCURRENCY = 4;
+
+/** The shortest wait between two passes over the waiting files (events come in bursts). */
+const MIN_PASS_GAP_MS = 50;
 
 export interface FolderWatcherOptions {
   intake: SheetIntake;
   /** The folder to watch (default: the intake's inbox/). */
   folder?: string;
-  /** Time between the two size checks that decide a file is complete. Default 1000 ms. */
+  /** The quiet period: a file untouched this long is complete. Default {@link DEFAULT_STABLE_MS}. */
   stableMs?: number;
-  /** Time between rescans. Default 10 000 ms. */
+  /** Time between rescans. Default {@link DEFAULT_RESCAN_MS}. */
   rescanMs?: number;
+  /** Sheets taken at once. Default {@link DEFAULT_WATCH_CONCURRENCY}. */
+  concurrency?: number;
   logger?: IntakeLogger;
   /** Called with every outcome other than `ignored` (tests, metrics). */
   onOutcome?: (outcome: SheetIntakeOutcome) => void;
@@ -33,7 +52,7 @@ export interface FolderWatcher {
   folder: string;
   /** Resolves once the start-up work (abandoned sheets, files already present) is done. */
   ready: Promise<void>;
-  /** Stops watching, waits for the sheet in hand to finish. Idempotent. */
+  /** Stops watching, waits for the sheets in hand to finish. Idempotent. */
   stop(): Promise<void>;
 }
 
@@ -42,11 +61,16 @@ export function startFolderWatcher(options: FolderWatcherOptions): FolderWatcher
   const folder = path.resolve(options.folder ?? intake.folders.inbox);
   const stableMs = options.stableMs ?? DEFAULT_STABLE_MS;
   const log = options.logger;
-  const abort = new AbortController();
-  /** Names waiting or in hand: a name is handled by one loop at a time. */
-  const pending = new Set<string>();
-  const queue: string[] = [];
-  let draining: Promise<void> | undefined;
+  const takeLimit = pLimit(options.concurrency ?? DEFAULT_WATCH_CONCURRENCY);
+  /** Names waiting to be complete. */
+  const waiting = new Set<string>();
+  /** Names being taken: a name is handled once at a time. */
+  const inHand = new Set<string>();
+  const takes = new Set<Promise<void>>();
+  let passTimer: NodeJS.Timeout | undefined;
+  let passAt = Number.POSITIVE_INFINITY;
+  let passing: Promise<void> | undefined;
+  let passAgain = false;
   let stopped = false;
 
   const report = (outcome: SheetIntakeOutcome) => {
@@ -54,37 +78,79 @@ export function startFolderWatcher(options: FolderWatcherOptions): FolderWatcher
   };
 
   const consider = (name: string) => {
-    if (stopped || pending.has(name)) return;
+    if (stopped || waiting.has(name) || inHand.has(name)) return;
     if (classifyFileName(name).kind === "ignore") return;
-    pending.add(name);
-    queue.push(name);
-    kick();
+    waiting.add(name);
+    schedulePass(0);
   };
 
-  const kick = () => {
-    if (draining || stopped) return;
-    draining = drain().finally(() => {
-      draining = undefined;
-      // A name queued while the loop was finishing.
-      if (queue.length > 0) kick();
-    });
-  };
+  /** A pass in `ms` (or sooner, if one is already due sooner). */
+  function schedulePass(ms: number): void {
+    if (stopped) return;
+    const at = Date.now() + Math.max(ms, MIN_PASS_GAP_MS);
+    if (passTimer && at >= passAt) return;
+    if (passTimer) clearTimeout(passTimer);
+    passAt = at;
+    passTimer = setTimeout(() => {
+      passTimer = undefined;
+      passAt = Number.POSITIVE_INFINITY;
+      runPass();
+    }, at - Date.now());
+  }
 
-  async function drain(): Promise<void> {
-    while (queue.length > 0 && !stopped) {
-      const name = queue.shift()!;
+  function runPass(): void {
+    if (passing) {
+      passAgain = true;
+      return;
+    }
+    passing = pass()
+      .catch((err: unknown) =>
+        log?.error({ folder, err: err instanceof Error ? err.message : String(err) }, "watch pass failed"),
+      )
+      .finally(() => {
+        passing = undefined;
+        if (passAgain) {
+          passAgain = false;
+          schedulePass(0);
+        }
+      });
+  }
+
+  /** One look at every waiting file: the complete ones are taken, the next look is planned. */
+  async function pass(): Promise<void> {
+    const names = [...waiting];
+    if (names.length === 0 || stopped) return;
+    const looks = await lookAtFiles(folder, names, stableMs);
+    let nextMs = Number.POSITIVE_INFINITY;
+    for (const [name, look] of looks) {
+      if (!waiting.has(name)) continue;
+      if (look.kind === "wait") {
+        nextMs = Math.min(nextMs, look.ms);
+        continue;
+      }
+      waiting.delete(name);
+      if (look.kind === "stable") take(name);
+    }
+    if (Number.isFinite(nextMs)) schedulePass(nextMs);
+  }
+
+  function take(name: string): void {
+    inHand.add(name);
+    const taking = takeLimit(async () => {
+      if (stopped) return;
       try {
-        const stability = await waitUntilStable(path.join(folder, name), stableMs, abort.signal);
-        if (stability === "stable") report(await intake.take(folder, name));
+        report(await intake.take(folder, name));
       } catch (err) {
         log?.error(
           { file: name, err: err instanceof Error ? err.message : String(err) },
           "watched file not handled",
         );
-      } finally {
-        pending.delete(name);
       }
-    }
+    }).finally(() => {
+      inHand.delete(name);
+      takes.delete(taking);
+    });
+    takes.add(taking);
   }
 
   let scanning: Promise<void> | undefined;
@@ -111,12 +177,12 @@ export function startFolderWatcher(options: FolderWatcherOptions): FolderWatcher
 
   let fsWatcher: FSWatcher | undefined;
   const ready = (async () => {
-    // Events first, so nothing dropped during the start-up scan is missed; the queue dedups names.
-    fsWatcher = watch(folder, { depth: 0, ignoreInitial: true, followSymlinks: false, persistent: true });
-    const onFile = (file: string) => {
-      if (path.dirname(path.resolve(file)) === folder) consider(path.basename(file));
-    };
-    fsWatcher.on("add", onFile).on("change", onFile);
+    // Events first, so nothing dropped during the start-up scan is missed; the set dedups names. An
+    // event without a name (some platforms) or for a name that is gone is settled by the next pass.
+    fsWatcher = watch(folder, { persistent: true }, (_event, name) => {
+      if (typeof name === "string" && name !== "") consider(name);
+      else void rescan();
+    });
     fsWatcher.on("error", (err) =>
       log?.warn({ folder, err: err instanceof Error ? err.message : String(err) }, "watch error"),
     );
@@ -134,11 +200,12 @@ export function startFolderWatcher(options: FolderWatcherOptions): FolderWatcher
       stopping ??= (async () => {
         stopped = true;
         clearInterval(timer);
-        abort.abort();
+        if (passTimer) clearTimeout(passTimer);
         await ready.catch(() => undefined);
-        await fsWatcher?.close();
+        fsWatcher?.close();
         await scanning;
-        await draining;
+        await passing;
+        await Promise.all([...takes]);
       })();
       return stopping;
     },

@@ -11,6 +11,7 @@ export {
 } from "./file-rules.js";
 export {
   DEFAULT_RESCAN_MS,
+  DEFAULT_WATCH_CONCURRENCY,
   type FolderWatcher,
   type FolderWatcherOptions,
   startFolderWatcher,
@@ -24,7 +25,7 @@ export {
   type SheetIntakeOptions,
   type SheetIntakeOutcome,
 } from "./sheet-intake.js";
-export { DEFAULT_STABLE_MS, type Stability, waitUntilStable } from "./stability.js";
+export { DEFAULT_STABLE_MS, type Look, lookAtFiles } from "./stability.js";
 export {
   type IntakeConnection,
   openSheetIntake,

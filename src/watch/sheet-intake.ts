@@ -2,26 +2,33 @@
  * Taking one sheet from a folder and submitting it: the single code path behind the watched inbox
  * and the nightly run, so both behave exactly alike.
  *
- *   source/<name> ──rename──▶ processing/<claim>/<name> ──submitSheet──▶ archive/<batchId>--<name>
- *                                                                   └──▶ rejected/<name> + report or note
+ *   source/<name> ──rename──▶ processing/<claim>/<name> ──copy, hash──▶ processing/<claim>/.read/<name>
+ *        ──unchanged?──▶ submitSheet(snapshot) ──▶ archive/<batchId>--<name>   (the snapshot)
+ *                                            └──▶ rejected/<name> + report or note
  *
  * A batch's result file dropped back in (its header ends in the result columns) is an operator retry,
  * never a new batch: retryFromDroppedResultFile (src/retries/) retries its failed or corrected rows,
  * and the file goes to archive/ (rows retried) or rejected/ (none), its `.retry.txt` report beside it.
  *
  * Claiming files and holding their lease is `./claims.ts`; this module decides what becomes of a
- * claimed file. Before anything else a claimed sheet is read once in a worker thread with bounded
- * memory and time (`readSheetIsolated`): a file that breaks a reading limit, or that cannot be read at
- * all, goes to rejected/ with its note and is never retried, and whatever it holds can exhaust only
- * that thread, never the payments running in this process. Only the file's own faults reject it; a
+ * claimed file. A claimed sheet is paid only as it was when it was read (`./read-snapshot.ts`): its
+ * bytes are copied into a private snapshot while hashed, and the original is checked again after the
+ * copy and after the sheet was read; a file that changed is refused (rejected/, with a note), and
+ * everything after (validation, the archive, submission) reads only the snapshot, so the archive
+ * holds exactly the bytes that were validated. An XLSX, or a CSV over {@link ISOLATED_READ_ABOVE_BYTES},
+ * is read once in a worker thread with bounded memory and time (`readSheetIsolated`) before it is
+ * read here: a file that breaks a reading limit, or that cannot be read at all, goes to rejected/ with
+ * its note and is never retried, and whatever it holds can exhaust only that thread, never the
+ * payments running in this process (a small CSV cannot: its reading is bounded by its size, and a
+ * thread costs more than the reading). Only the file's own faults reject it; a
  * failure of the API, Redis or the disk leaves it in processing/ to be resumed when its lease runs out.
  */
 import { lstat, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { SYSTEM_IDENTITIES } from "../approvals/index.js";
-import { writeFileAtomic } from "../files/index.js";
+import { writeFileAtomicPatiently } from "../files/index.js";
 import type { IntakeApi } from "../intake/index.js";
-import type { PipelineSettings } from "../pipeline/index.js";
+import { openPipeline, type PipelineSettings } from "../pipeline/index.js";
 import { type ResultFileRetryOutcome, retryFromDroppedResultFile } from "../retries/index.js";
 import { readSheetIsolated, SheetReadAborted, SheetReadError } from "../sheets/index.js";
 import {
@@ -33,6 +40,24 @@ import {
 import { type Claims, claimId, createClaims, isCode } from "./claims.js";
 import { archivedSheetName, classifyFileName, errorNoteName, validationReportName } from "./file-rules.js";
 import { type DataFolders, dataFolders, ensureFolders } from "./folders.js";
+import {
+  CHANGED_FILE_ADVICE,
+  changeSince,
+  type ReadSnapshot,
+  snapshotPathOf,
+  takeSnapshot,
+} from "./read-snapshot.js";
+
+/**
+ * A CSV up to this size is read in this process only (its reading costs memory and time in proportion
+ * to its few bytes, within the reading limits); a bigger one, and every XLSX (a few compressed bytes
+ * can hold a great deal), is first read in a thread of its own.
+ */
+export const ISOLATED_READ_ABOVE_BYTES = 1024 * 1024;
+
+function needsIsolatedRead(name: string, size: number): boolean {
+  return path.extname(name).toLowerCase() !== ".csv" || size > ISOLATED_READ_ABOVE_BYTES;
+}
 
 /** A sheet untouched this long in processing/ is considered abandoned and is resumed. */
 export const DEFAULT_LEASE_MS = 60_000;
@@ -99,13 +124,17 @@ export interface SheetIntake {
    * in processing/ and is resumed by the next start) and takes no more. Idempotent.
    */
   stop(): void;
+  /** After `stop` and once no sheet is in hand: closes the intake's connections. Idempotent. */
+  close(): Promise<void>;
 }
 
 export async function createSheetIntake(options: SheetIntakeOptions): Promise<SheetIntake> {
   const folders = dataFolders(options.dataDir);
   await ensureFolders(folders);
+  // One pipeline (connections, queue) for every sheet this intake submits.
+  const pipeline = openPipeline(options.pipeline);
   const intake: Intake = {
-    options,
+    options: { ...options, pipeline: { ...options.pipeline, open: pipeline } },
     folders,
     claims: createClaims(folders.processing, options.leaseMs ?? DEFAULT_LEASE_MS),
     log: options.logger,
@@ -116,6 +145,10 @@ export async function createSheetIntake(options: SheetIntakeOptions): Promise<Sh
     take: (sourceDir, name) => take(intake, sourceDir, name),
     resumeAbandoned: () => resumeAbandoned(intake),
     stop: () => intake.stopping.abort(),
+    close: async () => {
+      intake.stopping.abort();
+      await pipeline.close();
+    },
   };
 }
 
@@ -180,17 +213,66 @@ async function resumeAbandoned(intake: Intake): Promise<SheetIntakeOutcome[]> {
   return outcomes;
 }
 
-/** Moves a claimed file to rejected/ with its `.error.txt` note saying why. */
+/**
+ * The file in hand: the claimed original, and once it was read, its snapshot (what was validated and
+ * is placed in archive/ or rejected/; the original is then removed, or set aside if it changed).
+ */
+interface Held {
+  claimed: string;
+  name: string;
+  snapshot?: ReadSnapshot;
+}
+
+/**
+ * Moves the file in hand to `dir` under `targetName` (never overwriting): the snapshot when there is
+ * one, and then the original goes, unless it changed since it was read. A change that late (after the
+ * sheet was validated, and possibly submitted) cannot be refused any more: the original is set aside
+ * in rejected/ with a note saying so, and the error is logged. Returns where the file went.
+ */
+async function place(intake: Intake, held: Held, dir: string, targetName: string): Promise<string> {
+  if (!held.snapshot) return intake.claims.moveTo(dir, held.claimed, targetName);
+  const placedAs = await intake.claims.moveTo(dir, held.snapshot.path, targetName);
+  const change = await changeSince(held.claimed, held.snapshot);
+  if (change === undefined) {
+    await rm(held.claimed, { force: true });
+    await intake.claims.release(held.claimed);
+    return placedAs;
+  }
+  const setAside = await intake.claims.moveTo(intake.folders.rejected, held.claimed, held.name);
+  await writeNote(
+    intake,
+    setAside,
+    `${held.name} changed after it was read: ${change}. What was read is what counts: it is ` +
+      `${placedAs}. This copy, as it is now, was not submitted: compare the two, and if this one is ` +
+      "what should be paid, drop it into the folder again.",
+  );
+  intake.log?.error(
+    { file: held.name, placedAs, setAside, change },
+    "sheet changed after it was read; the changed file was set aside in rejected/",
+  );
+  return placedAs;
+}
+
+/**
+ * Writes `<file>.error.txt` beside a file in rejected/: the only place that tells the person who
+ * dropped it why, so a failed write (a full disk) is tried again, and its text logged if it never is.
+ */
+async function writeNote(intake: Intake, file: string, text: string): Promise<string> {
+  const notePath = path.join(path.dirname(file), errorNoteName(path.basename(file)));
+  await writeFileAtomicPatiently(notePath, `${text}\n`, { logger: intake.log });
+  return notePath;
+}
+
+/** Moves the file in hand to rejected/ with its `.error.txt` note saying why. */
 async function reject(
   intake: Intake,
-  from: string,
-  name: string,
+  held: Held,
   reason: string,
   extra: { duplicateOf?: string } = {},
 ): Promise<SheetIntakeOutcome> {
-  const rejectedAs = await intake.claims.moveTo(intake.folders.rejected, from, name);
-  const notePath = path.join(path.dirname(rejectedAs), errorNoteName(path.basename(rejectedAs)));
-  await writeFileAtomic(notePath, `${name} was not submitted: ${reason}\n`);
+  const { name } = held;
+  const rejectedAs = await place(intake, held, intake.folders.rejected, name);
+  const notePath = await writeNote(intake, rejectedAs, `${name} was not submitted: ${reason}`);
   intake.log?.warn({ file: name, rejectedAs, reason, ...extra }, "sheet rejected");
   return { kind: "rejected", file: name, reason, rejectedAs, notePath, ...extra };
 }
@@ -202,17 +284,36 @@ async function rejectAndRelease(
   reason: string,
 ): Promise<SheetIntakeOutcome> {
   try {
-    return await reject(intake, claimed, name, reason);
+    return await reject(intake, { claimed, name }, reason);
   } finally {
     await intake.claims.release(claimed);
   }
 }
 
 /**
- * Handles a claimed sheet while holding its lease: reads it in a thread (a file that cannot or must not
- * be read is rejected here), then treats it as a dropped result file (an operator retry) or submits it.
- * `resumed`: it was found in processing/ after a crash. `submittedBy`: the inbox or the nightly run (a
- * resumed sheet counts as the inbox's).
+ * A sheet that changed while it was read is refused: the original, as it is now, goes to rejected/
+ * with a note that says what happened and what to do; nothing from it was recorded or paid.
+ */
+async function refuseChanged(intake: Intake, held: Held, change: string): Promise<SheetIntakeOutcome> {
+  const { name } = held;
+  const reason = `it changed while it was being read: ${change}`;
+  const rejectedAs = await intake.claims.moveTo(intake.folders.rejected, held.claimed, name);
+  const notePath = await writeNote(
+    intake,
+    rejectedAs,
+    `${name} was not submitted: ${reason}. ${CHANGED_FILE_ADVICE}`,
+  );
+  intake.log?.error({ file: name, rejectedAs, change }, "sheet changed while it was being read; refused");
+  return { kind: "rejected", file: name, reason, rejectedAs, notePath };
+}
+
+/**
+ * Handles a claimed sheet while holding its lease. First it is read once: its bytes copied into a
+ * private snapshot while hashed, and the original checked again after the copy and after the sheet
+ * was read in a thread (a file that cannot or must not be read is rejected there); one that changed
+ * meanwhile is refused. Then, from the snapshot only, it is treated as a dropped result file (an
+ * operator retry) or submitted. `resumed`: it was found in processing/ after a crash. `submittedBy`:
+ * the inbox or the nightly run (a resumed sheet counts as the inbox's).
  */
 async function submitClaimed(
   intake: Intake,
@@ -226,17 +327,30 @@ async function submitClaimed(
   // The report is written straight into rejected/ under a hidden name and renamed beside the sheet
   // once the sheet's own name there is known (never into processing/, where it would look like a sheet).
   const pendingReport = path.join(folders.rejected, `.${claimId()}.${validationReportName(name)}`);
+  const held: Held = { claimed, name };
   try {
-    await readSheetIsolated(claimed, { signal: intake.stopping.signal });
+    const snapshot = await takeSnapshot(claimed);
+    const changedOnCopy = await changeSince(claimed, snapshot);
+    if (changedOnCopy !== undefined) return await refuseChanged(intake, held, changedOnCopy);
+    held.snapshot = snapshot;
+    if (needsIsolatedRead(name, snapshot.size))
+      await readSheetIsolated(snapshot.path, { signal: intake.stopping.signal });
+    // Last look before anything is recorded: the sheet was read from the snapshot, and the original
+    // must still be exactly what was read.
+    const changedOnRead = await changeSince(claimed, snapshot);
+    if (changedOnRead !== undefined) {
+      delete held.snapshot;
+      return await refuseChanged(intake, held, changedOnRead);
+    }
     const retry = await retryFromDroppedResultFile({
-      filePath: claimed,
+      filePath: snapshot.path,
       fileName: name,
       api: options.api,
       pipeline: options.pipeline,
     });
-    if (retry) return await settleResultFileRetry(intake, claimed, name, retry);
+    if (retry) return await settleResultFileRetry(intake, held, retry);
     const outcome = await submitSheet({
-      sheetPath: claimed,
+      sheetPath: snapshot.path,
       api: options.api,
       pipeline: options.pipeline,
       dataDir: options.dataDir,
@@ -245,12 +359,14 @@ async function submitClaimed(
       reportPath: pendingReport,
       submittedBy,
     });
-    return await settleSubmission(intake, claimed, name, outcome);
+    return await settleSubmission(intake, held, outcome);
   } catch (err) {
-    return await settleFailure(intake, claimed, name, resumed, err);
+    return await settleFailure(intake, held, resumed, err);
   } finally {
     releaseLease();
     await rm(pendingReport, { force: true });
+    // A snapshot not placed (the sheet refused, or left for a retry, which reads it afresh) goes.
+    await rm(path.dirname(snapshotPathOf(claimed)), { recursive: true, force: true });
     await intake.claims.release(claimed);
   }
 }
@@ -258,18 +374,19 @@ async function submitClaimed(
 /** Where a sheet goes when reading or submitting it failed: rejected/, archive/ or (not its fault) stays. */
 async function settleFailure(
   intake: Intake,
-  claimed: string,
-  name: string,
+  held: Held,
   resumed: boolean,
   err: unknown,
 ): Promise<SheetIntakeOutcome> {
   const { folders, log } = intake;
+  const { claimed, name } = held;
   if (err instanceof DuplicateFileError) {
     if (resumed) {
       // Our own earlier run submitted it and crashed before archiving: it is accepted already.
-      const archivedAs = await intake.claims.moveTo(
+      const archivedAs = await place(
+        intake,
+        held,
         folders.archive,
-        claimed,
         archivedSheetName(err.existingBatchId, name),
       );
       log?.info(
@@ -289,8 +406,7 @@ async function settleFailure(
     }
     return await reject(
       intake,
-      claimed,
-      name,
+      held,
       `this file's content was already submitted as batch ${err.existingBatchId}; no second batch was started ` +
         "(see `payouts status " +
         `${err.existingBatchId}\`; to pay the same rows again on purpose use \`payouts submit --allow-duplicate-file\`)`,
@@ -298,7 +414,7 @@ async function settleFailure(
     );
   }
   if (err instanceof SheetReadError) {
-    return await reject(intake, claimed, name, `the sheet cannot be read (${err.code}): ${err.message}`);
+    return await reject(intake, held, `the sheet cannot be read (${err.code}): ${err.message}`);
   }
   const reason = err instanceof Error ? err.message : String(err);
   if (err instanceof SheetReadAborted) {
@@ -306,7 +422,7 @@ async function settleFailure(
     return { kind: "deferred", file: name, reason };
   }
   // Not the sheet's fault (API, Redis, disk): keep it in processing/; when the lease runs out a
-  // rescan submits it again, which is safe (same content resumes or is a known duplicate).
+  // rescan reads and submits it again, which is safe (same content resumes or is a known duplicate).
   log?.error(
     { file: name, claimed, err: reason },
     "sheet not submitted; it stays in processing/ for a retry",
@@ -317,18 +433,14 @@ async function settleFailure(
 /** A submitted sheet goes to archive/; an invalid one to rejected/ with its validation report. */
 async function settleSubmission(
   intake: Intake,
-  claimed: string,
-  name: string,
+  held: Held,
   outcome: SubmitSheetOutcome,
 ): Promise<SheetIntakeOutcome> {
   const { folders, log } = intake;
+  const { name } = held;
   switch (outcome.kind) {
     case "submitted": {
-      const archivedAs = await intake.claims.moveTo(
-        folders.archive,
-        claimed,
-        archivedSheetName(outcome.batchId, name),
-      );
+      const archivedAs = await place(intake, held, folders.archive, archivedSheetName(outcome.batchId, name));
       log?.info(
         {
           file: name,
@@ -357,8 +469,8 @@ async function settleSubmission(
         outcome.kind === "invalid"
           ? `${outcome.summary.invalidRows} of ${outcome.summary.rows} rows are invalid; nothing was submitted`
           : "the sheet has no rows to pay";
-      if (outcome.reportPath === undefined) return await reject(intake, claimed, name, reason);
-      const rejectedAs = await intake.claims.moveTo(folders.rejected, claimed, name);
+      if (outcome.reportPath === undefined) return await reject(intake, held, reason);
+      const rejectedAs = await place(intake, held, folders.rejected, name);
       const notePath = path.join(folders.rejected, validationReportName(path.basename(rejectedAs)));
       await rename(outcome.reportPath, notePath);
       log?.warn({ file: name, rejectedAs, report: notePath, reason }, "sheet rejected");
@@ -372,26 +484,22 @@ async function settleSubmission(
 /** A result file dropped back in: archive/ when rows were retried, else rejected/; its report beside it. */
 async function settleResultFileRetry(
   intake: Intake,
-  claimed: string,
-  name: string,
+  held: Held,
   retry: ResultFileRetryOutcome,
 ): Promise<SheetIntakeOutcome> {
   const { folders, log } = intake;
+  const { name } = held;
   if (retry.retried === 0 || retry.batchId === undefined) {
-    const rejectedAs = await intake.claims.moveTo(folders.rejected, claimed, name);
+    const rejectedAs = await place(intake, held, folders.rejected, name);
     const notePath = `${rejectedAs}.retry.txt`;
-    await writeFileAtomic(notePath, retry.report);
+    await writeFileAtomicPatiently(notePath, retry.report, { logger: log });
     const reason = retry.refusal ?? "no row of this result file could be retried (see the report)";
     log?.warn({ file: name, batchId: retry.batchId, rejectedAs, reason }, "result file: nothing retried");
     return { kind: "rejected", file: name, reason, rejectedAs, notePath };
   }
-  const archivedAs = await intake.claims.moveTo(
-    folders.archive,
-    claimed,
-    archivedSheetName(retry.batchId, name),
-  );
+  const archivedAs = await place(intake, held, folders.archive, archivedSheetName(retry.batchId, name));
   const retryReport = `${archivedAs}.retry.txt`;
-  await writeFileAtomic(retryReport, retry.report);
+  await writeFileAtomicPatiently(retryReport, retry.report, { logger: log });
   log?.info(
     { file: name, batchId: retry.batchId, retried: retry.retried, archivedAs, report: retryReport },
     "result file: rows retried",

@@ -51,9 +51,9 @@ export async function openSheetIntake(
     return {
       intake,
       client,
-      close: () => {
-        intake.stop();
-        return client.close();
+      close: async () => {
+        await intake.close();
+        await client.close();
       },
     };
   } catch (err) {
@@ -63,10 +63,12 @@ export async function openSheetIntake(
 }
 
 export interface WatchServiceOptions extends IntakeConnection {
-  /** Time between the two size checks that decide a file is complete. Default 1000 ms. */
+  /** The quiet period: a file untouched this long is complete. Default DEFAULT_STABLE_MS (stability.ts). */
   stableMs?: number;
   /** Time between rescans of inbox/ and processing/. Default 10 000 ms. */
   rescanMs?: number;
+  /** Sheets taken at once. Default DEFAULT_WATCH_CONCURRENCY (folder-watcher.ts). */
+  concurrency?: number;
   onOutcome?: (outcome: SheetIntakeOutcome) => void;
 }
 
@@ -88,6 +90,7 @@ export async function startWatchService(options: WatchServiceOptions): Promise<W
     intake,
     ...(options.stableMs !== undefined ? { stableMs: options.stableMs } : {}),
     ...(options.rescanMs !== undefined ? { rescanMs: options.rescanMs } : {}),
+    ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.onOutcome ? { onOutcome: options.onOutcome } : {}),
   });

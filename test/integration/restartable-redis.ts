@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import { freePort, redisServerArgs } from "../../src/demo/private-redis.js";
+import { trackChild } from "../support/child-processes.js";
 
 export interface RestartableRedis {
   url: string;
@@ -59,7 +60,7 @@ export async function startRestartableRedis(options: {
     },
     async start() {
       if (child) return;
-      child = spawn("redis-server", args, { stdio: "ignore" });
+      child = trackChild(spawn("redis-server", args, { stdio: "ignore" }));
       await untilAnswers(url);
     },
     async restart(signal = "SIGTERM") {

@@ -1,22 +1,28 @@
 /**
  * Shared set-up of the browser tests: Debian's Chromium driven by playwright-core, headless, with a
  * throw-away profile; screenshots go to test/browser/screenshots/ (ignored by git) for people to look at.
+ * Where Chromium is found, and what happens without it (the browser tests are not run, in one line):
+ * ./chromium.ts.
  */
-import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { browserTestsSkippedLine, findChromium } from "./chromium.js";
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const lookup = findChromium();
+/** The Chromium the tests launch (CHROMIUM_PATH, else `chromium` on PATH). */
+export const CHROMIUM = lookup.found ? lookup.path : (process.env.CHROMIUM_PATH ?? "/usr/bin/chromium");
 export const SHOTS = path.resolve("test/browser/screenshots");
 
-/** Starts Chromium with a profile in `profileDir`; fails with how to install it when it is missing. */
+/**
+ * Starts Chromium with a profile in `profileDir`; fails with how to install it when it is missing (only
+ * when a browser test is run by name: the suite leaves them out then).
+ */
 export async function launchChromium(
   profileDir: string,
   options: { acceptDownloads?: boolean } = {},
 ): Promise<{ browser: BrowserContext; page: Page }> {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
+  if (!lookup.found) throw new Error(browserTestsSkippedLine(lookup.reason));
   await mkdir(SHOTS, { recursive: true });
   const browser = await chromium.launchPersistentContext(profileDir, {
     executablePath: CHROMIUM,

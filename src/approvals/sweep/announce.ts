@@ -1,6 +1,6 @@
 /**
- * `batch.awaiting_approval`: sent to NOTIFY_URL once per held batch, signed like the batch-finished
- * summary (`X-Payouts-Signature`, hex HMAC-SHA256 of the raw body), so approvers learn a batch waits.
+ * `batch.awaiting_approval`: sent to NOTIFY_URL once per held batch, as a Standard Webhook like the
+ * batch-finished summary (src/notify), so approvers learn a batch waits.
  * Money per currency only; never a bank identifier or a secret.
  */
 import { randomUUID } from "node:crypto";

@@ -8,6 +8,11 @@ import { runDemo } from "../../demo/run-demo.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { keepHeapLean } from "../lean-heap.js";
 import { parsePort } from "../options.js";
+import { requireRedis } from "../redis-check.js";
+import { signalExitCode, untilShutdownSignal } from "../signals.js";
+
+/** How long the demo may take to stop once asked (its parts get a few seconds each). */
+const DEMO_STOP_GRACE_MS = 20_000;
 
 export function registerDemo(program: Command): void {
   program
@@ -48,10 +53,16 @@ export function registerDemo(program: Command): void {
           EXIT.usage,
         );
       }
+      // runDemo stops its parts in order on the first signal; past this grace (or on a second signal)
+      // the process ends anyway, so nothing it waits on (a service gone mid-way) keeps it up for good.
+      untilShutdownSignal({ graceMs: DEMO_STOP_GRACE_MS });
+      const redisUrlGiven = (process.env.REDIS_URL ?? "").trim() !== "";
+      // A given Redis that does not answer is one line and exit 2 now, before anything starts.
+      if (redisUrlGiven) await requireRedis(config.redisUrl);
       try {
         const result = await runDemo({
           config,
-          redisUrlGiven: (process.env.REDIS_URL ?? "").trim() !== "",
+          redisUrlGiven,
           ...(sheet === undefined ? {} : { sheetPath: sheet }),
           ...(opts.port === undefined ? {} : { port: opts.port }),
           stay: opts.stay === true,
@@ -68,9 +79,7 @@ export function registerDemo(program: Command): void {
         if (!result.ok) {
           process.stderr.write(`payouts demo: ${result.reason}\n`);
           // Stopped by a signal: the shell's convention, 128 + the signal's number.
-          process.exitCode = result.stoppedBy
-            ? 128 + (result.stoppedBy === "SIGINT" ? 2 : 15)
-            : EXIT.inputProblems;
+          process.exitCode = result.stoppedBy ? signalExitCode(result.stoppedBy) : EXIT.inputProblems;
         }
       } catch (err) {
         bar?.stop();

@@ -14,7 +14,8 @@ import { createResultFiles } from "../../results/index.js";
 import { type ResultFileSource, startServer, WEBHOOK_PATH } from "../../server/index.js";
 import { keepHeapLean } from "../lean-heap.js";
 import { parsePort, redisPrefixOption } from "../options.js";
-import { untilShutdownSignal } from "../signals.js";
+import { REDIS_START_WAIT_MS, requireRedis } from "../redis-check.js";
+import { abortOn, untilShutdownSignal } from "../signals.js";
 
 export interface ServeCommandOptions {
   port?: number;
@@ -45,11 +46,18 @@ export async function runServe(
   opts: ServeCommandOptions,
   deps: { resultFile?: ResultFileSource } = {},
 ): Promise<void> {
-  const stopSignal = untilShutdownSignal();
+  const graceMs = opts.shutdownGraceMs ?? SHUTDOWN_GRACE_MS;
+  // Past the grace (and a margin for closing connections) a stop that hangs ends the process anyway.
+  const stopSignal = untilShutdownSignal({ graceMs: graceMs + 5_000 });
   const config = loadConfig();
   const api = requireApi(config);
   if (!config.webhookSecret) throw new ConfigError("PAYOUTS_WEBHOOK_SECRET (or PAYOUTS_API_KEY) must be set");
   const logger = createLogger({ level: config.logLevel, name: "server" });
+  await requireRedis(config.redisUrl, {
+    waitMs: REDIS_START_WAIT_MS,
+    signal: abortOn(stopSignal),
+    onWait: (problem) => logger.warn({ problem }, "Redis does not answer yet; waiting for it"),
+  });
   // The health check wants a quick yes or no, not the client's retries.
   const client = createPayoutsClient({
     baseUrl: api.apiUrl,
@@ -99,7 +107,7 @@ export async function runServe(
   );
   const signal = await stopSignal;
   logger.info({ signal }, "stopping: no new connections; finishing requests in flight");
-  await server.close(opts.shutdownGraceMs ?? SHUTDOWN_GRACE_MS);
+  await server.close(graceMs);
   await client.close();
   await apiClient.close();
   storeConnection.disconnect();

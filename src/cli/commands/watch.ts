@@ -6,12 +6,20 @@
 import type { Command } from "commander";
 import { loadConfig, requireApi } from "../../config/index.js";
 import { createLogger } from "../../logging/index.js";
-import { startWatchService } from "../../watch/index.js";
+import { DEFAULT_STABLE_MS, DEFAULT_WATCH_CONCURRENCY, startWatchService } from "../../watch/index.js";
 import { parsePositiveInt, redisPrefixOption } from "../options.js";
-import { untilShutdownSignal } from "../signals.js";
+import { REDIS_START_WAIT_MS, requireRedis } from "../redis-check.js";
+import { abortOn, untilShutdownSignal } from "../signals.js";
+
+/**
+ * How long a stop may take: the sheet in hand finishes its submission first. Past this the process
+ * ends anyway; a submission cut there is finished, never duplicated, when the sheet is resumed.
+ */
+const WATCH_STOP_GRACE_MS = 15_000;
 
 interface WatchFlags {
-  stableMs: number;
+  stableMs?: number;
+  concurrency?: number;
   rescanMs: number;
   redisPrefix: string;
 }
@@ -22,9 +30,13 @@ export function registerWatch(program: Command): void {
     .description("Watch DATA_DIR/inbox/ and submit every sheet dropped there, until SIGINT/SIGTERM")
     .option(
       "--stable-ms <n>",
-      "a file is complete once its size is unchanged for this long",
+      `the quiet period: a file is complete once untouched this long (default WATCH_STABLE_MS, else ${DEFAULT_STABLE_MS})`,
       parsePositiveInt,
-      1000,
+    )
+    .option(
+      "--concurrency <n>",
+      `sheets taken at once (default WATCH_CONCURRENCY, else ${DEFAULT_WATCH_CONCURRENCY})`,
+      parsePositiveInt,
     )
     .option(
       "--rescan-ms <n>",
@@ -39,10 +51,15 @@ export function registerWatch(program: Command): void {
         "\nIgnored: Excel lock files (~$...), .tmp/.part/.crdownload files and dotfiles.",
     )
     .action(async (flags: WatchFlags) => {
-      const stopSignal = untilShutdownSignal();
+      const stopSignal = untilShutdownSignal({ graceMs: WATCH_STOP_GRACE_MS });
       const config = loadConfig();
       const api = requireApi(config);
       const logger = createLogger({ level: config.logLevel, name: "watch" });
+      await requireRedis(config.redisUrl, {
+        waitMs: REDIS_START_WAIT_MS,
+        signal: abortOn(stopSignal),
+        onWait: (problem) => logger.warn({ problem }, "Redis does not answer yet; waiting for it"),
+      });
       const service = await startWatchService({
         dataDir: config.dataDir,
         ...api,
@@ -50,7 +67,9 @@ export function registerWatch(program: Command): void {
         redisUrl: config.redisUrl,
         prefix: flags.redisPrefix,
         logger,
-        stableMs: flags.stableMs,
+        ...config.watch,
+        ...(flags.stableMs === undefined ? {} : { stableMs: flags.stableMs }),
+        ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
         rescanMs: flags.rescanMs,
       });
       logger.info({ folder: service.folder }, "watcher ready");

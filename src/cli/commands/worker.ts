@@ -31,7 +31,8 @@ import { startScheduleService } from "../../schedule/index.js";
 import { startWatchService } from "../../watch/index.js";
 import { keepHeapLean } from "../lean-heap.js";
 import { parsePositiveInt, redisPrefixOption } from "../options.js";
-import { untilShutdownSignal } from "../signals.js";
+import { REDIS_START_WAIT_MS, requireRedis } from "../redis-check.js";
+import { abortOn, untilShutdownSignal } from "../signals.js";
 import { registerRecover } from "./recover.js";
 import { registerStatus } from "./status.js";
 
@@ -72,10 +73,17 @@ export function registerWorker(program: Command): void {
  * below stops them in the reverse order within one grace period, which needs every handle in one scope.
  */
 export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
-  const stopSignal = untilShutdownSignal();
+  // A backstop: whatever still hangs after the grace (a stuck file read, a slow close, a start-up that
+  // never ends) does not keep the process up. Jobs cut there run again under the same keys.
+  const stopSignal = untilShutdownSignal({ graceMs: opts.shutdownGraceMs + 1_000 });
   const config = loadConfig();
   const api = requireApi(config);
   const logger = createLogger({ level: config.logLevel, name: "payment-worker" });
+  await requireRedis(config.redisUrl, {
+    waitMs: REDIS_START_WAIT_MS,
+    signal: abortOn(stopSignal),
+    onWait: (problem) => logger.warn({ problem }, "Redis does not answer yet; waiting for it"),
+  });
   const concurrency = opts.concurrency ?? config.workerConcurrency;
   // Everything started is stopped on a signal or when a later part fails to start (so a bad
   // SCHEDULE_CRON or an unwritable DATA_DIR ends the process instead of leaving it half up). The
@@ -122,16 +130,8 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
     });
     // Result files in DATA_DIR/outbox follow every row change: the payment jobs' (submitted, rejected,
     // error) and reconciliation's (in-progress, completed, failed), debounced per batch.
-    const outbox = createResultOutbox({
-      store: resultStore,
-      dataDir: config.dataDir,
-      logger,
-      onError: (batchId, err) =>
-        logger.warn(
-          { batchId, err: err instanceof Error ? err.message : String(err) },
-          "result file not written",
-        ),
-    });
+    // A result file that cannot be written (a full disk) is retried until it is, logged at warn, then error.
+    const outbox = createResultOutbox({ store: resultStore, dataDir: config.dataDir, logger });
     finals.push(() => outbox.close());
     drains.push(() => service.stop(opts.shutdownGraceMs));
     const touched = (job: { data: { batchId: string } } | undefined) => {
@@ -188,10 +188,11 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
       prefix: opts.redisPrefix,
       logger,
     };
-    const watch = await startWatchService(intake);
+    const watch = await startWatchService({ ...intake, ...config.watch });
     drains.push(() => watch.stop());
     const schedule = await startScheduleService({
       ...intake,
+      ...config.watch,
       cron: config.scheduleCron,
       tz: config.scheduleTz,
     });
@@ -220,15 +221,7 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
   }
   const signal = await stopSignal;
   logger.info({ signal }, "stopping: no new sheets or jobs; waiting for in-flight payments");
-  // A backstop: whatever still hangs after the grace (a stuck file read, a slow close) does not keep
-  // the process up. Jobs cut here run again under the same keys (their locks expire).
-  const backstop = setTimeout(() => {
-    logger.error({ graceMs: opts.shutdownGraceMs }, "stop did not finish within the grace; exiting anyway");
-    process.exit(1);
-  }, opts.shutdownGraceMs + 1_000);
-  backstop.unref();
   await stopAll();
-  clearTimeout(backstop);
   logger.info("payment worker stopped");
   process.exitCode = 0;
 }

@@ -7,18 +7,17 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AwaitingApprovalNotice, startApprovalService } from "../../../src/approvals/sweep/index.js";
 import { AuditTrail } from "../../../src/audit/index.js";
-import { NOTIFY_SIGNATURE_HEADER } from "../../../src/notify/index.js";
-import { verifyWebhookSignature } from "../../../src/webhooks/index.js";
+import { verifyNotification } from "../../../src/notify/index.js";
 import { type ApprovalHarness, approvalHarness, instruction, policyOf, REDIS_URL } from "./helpers.js";
 
 const SECRET = "approvals-notify-secret";
 const policy = policyOf("USD:1000,EUR:500", 1, 1);
 let h: ApprovalHarness;
-const received: Array<{ raw: Buffer; signature: string }> = [];
+const received: Array<{ raw: Buffer; headers: IncomingMessage["headers"] }> = [];
 const receiver = createServer(async (req: IncomingMessage, res) => {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
-  received.push({ raw: Buffer.concat(chunks), signature: String(req.headers[NOTIFY_SIGNATURE_HEADER]) });
+  received.push({ raw: Buffer.concat(chunks), headers: req.headers });
   res.statusCode = 204;
   res.end();
 });
@@ -56,11 +55,12 @@ describe("the approval sweep", () => {
     const sweeper = await service(); // runs one sweep on start
     try {
       await sweeper.sweep();
-      const mine = received.filter((r) => JSON.parse(r.raw.toString()).batchId === batchId);
+      const mine = received.filter((r) => JSON.parse(r.raw.toString()).data.batchId === batchId);
       expect(mine).toHaveLength(1);
-      const { raw, signature } = mine[0]!;
-      expect(() => verifyWebhookSignature(raw, signature, SECRET)).not.toThrow();
-      const notice = JSON.parse(raw.toString()) as AwaitingApprovalNotice;
+      const { raw, headers } = mine[0]!;
+      const verified = verifyNotification(raw, headers, SECRET);
+      expect(verified.type).toBe("batch.awaiting_approval");
+      const notice = verified.data as AwaitingApprovalNotice;
       expect(notice).toMatchObject({
         event: "batch.awaiting_approval",
         batchId,

@@ -4,13 +4,14 @@
  * and `payouts submit` never reports a batch id that Redis did not keep. Real `payouts submit`
  * processes of the built CLI, a private redis-server killed and restarted under them, the sandbox.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
+import { writeAchSheet } from "../../support/sheets.js";
 import { spawnCli } from "../pipeline/processes.js";
 import { freePort, type RestartableRedis, startRestartableRedis } from "../restartable-redis.js";
 
@@ -36,13 +37,8 @@ async function privateRedis(persistence: "aof" | "none") {
 }
 
 /** A valid sheet of `rows` rows (the sandbox's sample accounts), distinct per `label`. */
-async function sheet(label: string, rows: number): Promise<string> {
-  const lines = ["reference,from_account,to_account,amount,currency,delivery"];
-  for (let i = 1; i <= rows; i++)
-    lines.push(`${label}-${i},ops-checking,vendor-ach,${(10 + (i % 50)).toFixed(2)},USD,standard-ach`);
-  const file = path.join(dir, `${label}.csv`);
-  await writeFile(file, `${lines.join("\n")}\n`);
-  return file;
+function sheet(label: string, rows: number): Promise<string> {
+  return writeAchSheet(dir, label, rows);
 }
 
 function envFor(redisUrl: string, dataDir: string, apiUrl = sandbox.url): Record<string, string> {

@@ -10,24 +10,24 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type BatchFinishedSummary,
   batchFinishedHandler,
-  NOTIFY_SIGNATURE_HEADER,
+  NOTIFY_HEADERS,
+  verifyNotification,
 } from "../../../src/notify/index.js";
 import { createWorkerClient } from "../../../src/pipeline/index.js";
 import { type ReconcileService, startReconcileService } from "../../../src/reconcile/index.js";
 import { createResultOutbox, defaultResultPath } from "../../../src/results/index.js";
 import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
-import { verifyWebhookSignature } from "../../../src/webhooks/index.js";
 import { instruction, type PipelineHarness, pipelineHarness, REDIS_URL } from "../pipeline/helpers.js";
 
 const SECRET = "notify-test-secret";
 let sandbox: RunningSandbox;
 let h: PipelineHarness;
 let reconcile: ReconcileService;
-const received: Array<{ raw: Buffer; signature: string | undefined }> = [];
+const received: Array<{ raw: Buffer; headers: IncomingMessage["headers"] }> = [];
 const receiver = createServer(async (req: IncomingMessage, res) => {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
-  received.push({ raw: Buffer.concat(chunks), signature: req.headers[NOTIFY_SIGNATURE_HEADER] as string });
+  received.push({ raw: Buffer.concat(chunks), headers: req.headers });
   // The first delivery is refused, so the sender must retry.
   res.statusCode = received.length === 1 ? 503 : 204;
   res.end();
@@ -74,11 +74,15 @@ describe("batch finished", () => {
     while (received.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(received).toHaveLength(2);
     expect(finished).toEqual([batchId]);
-    const last = received[1]!;
-    expect(() => verifyWebhookSignature(last.raw, last.signature, SECRET)).not.toThrow();
-    expect(() => verifyWebhookSignature(last.raw, last.signature, "another secret")).toThrow();
-    expect(received[0]!.raw.equals(last.raw)).toBe(true); // the retry sends the same bytes
-    const summary = JSON.parse(last.raw.toString()) as BatchFinishedSummary;
+    const [first, last] = [received[0]!, received[1]!];
+    // A Standard Webhook: verified with the secret (and only with it), one id for every try of it.
+    const verified = verifyNotification(last.raw, last.headers, SECRET);
+    expect(() => verifyNotification(last.raw, last.headers, "another secret")).toThrow();
+    expect(verified.type).toBe("batch.finished");
+    expect(last.headers[NOTIFY_HEADERS.id]).toMatch(/^msg_[0-9a-f]{32}$/);
+    expect(first.headers[NOTIFY_HEADERS.id]).toBe(last.headers[NOTIFY_HEADERS.id]);
+    expect(first.raw.equals(last.raw)).toBe(true); // the retry sends the same bytes
+    const summary = verified.data as BatchFinishedSummary;
     expect(summary).toMatchObject({
       event: "batch.finished",
       batchId,

@@ -1,6 +1,7 @@
 /** Real child processes of the built CLI (`node bin/payouts.js ...`, from dist/) for the crash tests. */
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
+import { trackChild } from "../../support/child-processes.js";
 
 export const BIN = path.resolve("bin/payouts.js");
 
@@ -15,10 +16,12 @@ export interface CliProcess {
 }
 
 export function spawnCli(args: string[], env: Record<string, string>): CliProcess {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = trackChild(
+    spawn(process.execPath, [BIN, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    }),
+  );
   const output: string[] = [];
   const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
   const onData = (buf: Buffer) => {

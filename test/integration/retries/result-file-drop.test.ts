@@ -60,6 +60,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await intake?.close();
   await worker?.stop(2000);
   await pipeline?.queue.obliterate({ force: true }).catch(() => undefined);
   if (pipeline) await deleteKeys(pipeline.redis, prefix);

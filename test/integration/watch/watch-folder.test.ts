@@ -174,7 +174,8 @@ describe("the watched folder", () => {
     // Left by a crash between the move and the submission: one in a claim folder, one put there plainly.
     const claimed = path.join(t.folder("processing"), "20261122T010000-deadbeef", "crashed.csv");
     await dropFile(path.dirname(claimed), "crashed.csv", await uniqueValidSheet());
-    await utimes(claimed, longAgo, longAgo);
+    // The lease of a claimed sheet is its claim folder's time: this one ran out long ago.
+    await utimes(path.dirname(claimed), longAgo, longAgo);
     const plain = await dropFile(t.folder("processing"), "plain.csv", await uniqueValidSheet());
     await utimes(plain, longAgo, longAgo);
     // Dropped while no watcher ran.

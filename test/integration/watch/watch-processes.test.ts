@@ -3,66 +3,18 @@
  * two `payouts watch` processes on one folder, and `payouts worker` started after sheets were dropped
  * while it was down, after a crash left one in processing/, with a nightly run fired every second.
  */
-import { readdir, readFile, rm, utimes } from "node:fs/promises";
+import { readdir, readFile, utimes } from "node:fs/promises";
 import path from "node:path";
-import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { BatchStore } from "../../../src/batches/index.js";
-import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import type { RunSummary } from "../../../src/schedule/index.js";
-import { deleteKeys, paymentsOfBatch, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
-import { type CliProcess, spawnCli, stopProcess } from "../pipeline/processes.js";
-import {
-  batchIds,
-  dropFile,
-  eventually,
-  tempDataDir,
-  uniqueValidSheet,
-  VALID_SAMPLE_ROWS,
-} from "./helpers.js";
+import { paymentsOfBatch } from "../pipeline/helpers.js";
+import { stopProcess } from "../pipeline/processes.js";
+import { batchIds, dropFile, eventually, uniqueValidSheet, VALID_SAMPLE_ROWS } from "./helpers.js";
+import { useProcessHarness } from "./process-harness.js";
 
-let sandbox: RunningSandbox;
-let api: PayoutsClient;
-let redis: Redis;
-const prefixes: string[] = [];
-const dataDirs: string[] = [];
-const processes: CliProcess[] = [];
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ clock: { toInProgressMs: 50, toFinalMs: 50 } });
-  api = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
-  redis = new Redis(REDIS_URL);
-});
-
-afterAll(async () => {
-  await Promise.all(processes.map((p) => stopProcess(p, "SIGKILL")));
-  for (const prefix of prefixes) await deleteKeys(redis, prefix);
-  for (const dir of dataDirs) await rm(dir, { recursive: true, force: true });
-  redis.disconnect();
-  await api.close();
-  await sandbox.close();
-});
-
-async function setup(label: string) {
-  const dataDir = await tempDataDir(label);
-  const prefix = uniquePrefix(label);
-  dataDirs.push(dataDir);
-  prefixes.push(prefix);
-  const env = {
-    PAYOUTS_API_URL: sandbox.url,
-    PAYOUTS_API_KEY: sandbox.apiKey,
-    REDIS_URL,
-    DATA_DIR: dataDir,
-    LOG_LEVEL: "info",
-  };
-  const spawn = (args: string[], extraEnv: Record<string, string> = {}) => {
-    const p = spawnCli([...args, "--redis-prefix", prefix], { ...env, ...extraEnv });
-    processes.push(p);
-    return p;
-  };
-  return { dataDir, prefix, spawn, folder: (name: string) => path.join(dataDir, name) };
-}
+const h = useProcessHarness();
+const setup = (label: string) => h.setup(label);
 
 /** Sheets archived under their original names (`<batch>--<name>`), as [name, batch] pairs. */
 async function archivedSheets(dataDir: string): Promise<[string, string][]> {
@@ -86,9 +38,10 @@ describe("hands-off operation in real processes", () => {
       return sheets.length >= names.length ? sheets : undefined;
     });
     expect(archived.map(([name]) => name)).toEqual(names);
-    expect((await batchIds(redis, t.prefix)).sort()).toEqual(archived.map(([, batch]) => batch).sort());
+    expect((await batchIds(h.redis, t.prefix)).sort()).toEqual(archived.map(([, batch]) => batch).sort());
     expect(await readdir(t.folder("rejected"))).toEqual([]);
-    expect(await readdir(t.folder("processing"))).toEqual([]);
+    // No claim folder is left in processing/ (each goes right after its sheet; allow the last to land).
+    await eventually("processing/ empty", async () => (await readdir(t.folder("processing"))).length === 0);
 
     expect(await stopProcess(a)).toBe(0);
     expect(await stopProcess(b)).toBe(0);
@@ -116,7 +69,7 @@ describe("hands-off operation in real processes", () => {
     expect(await readdir(t.folder("scheduled"))).toEqual([]);
     // No claim folder is left in processing/ (each goes with its sheet; allow the last rmdir to land).
     await eventually("processing/ empty", async () => (await readdir(t.folder("processing"))).length === 0);
-    expect(await batchIds(redis, t.prefix)).toHaveLength(3);
+    expect(await batchIds(h.redis, t.prefix)).toHaveLength(3);
 
     const tonight = archived.find(([name]) => name === "tonight.csv")![1];
     const summary = await eventually("the run summary naming tonight's batch", async () => {
@@ -132,7 +85,7 @@ describe("hands-off operation in real processes", () => {
     // The worker pays what it took: every row of the sheet dropped while it was down is sent once
     // (a row the sandbox refuses, the MXN one without its invoice, ends `rejected` without a payment).
     const whileDown = archived.find(([name]) => name === "while-down.csv")![1];
-    const store = new BatchStore(redis, { prefix: t.prefix });
+    const store = new BatchStore(h.redis, { prefix: t.prefix });
     const rows = await eventually(
       "every row of the dropped sheet sent",
       async () => {
@@ -143,7 +96,7 @@ describe("hands-off operation in real processes", () => {
       },
       30_000,
     );
-    const payments = await paymentsOfBatch(api, whileDown);
+    const payments = await paymentsOfBatch(h.api, whileDown);
     expect(new Set(payments.map((p) => p.externalId)).size).toBe(payments.length);
     expect(payments.length).toBe(rows.filter((r) => r.paymentId !== undefined).length);
     expect(payments.length).toBeGreaterThan(VALID_SAMPLE_ROWS / 2);
