@@ -45,7 +45,9 @@ export {
 export { type RecoverBatchOptions, type RecoverBatchResult, recoverBatch } from "./recover-batch.js";
 export { DEFAULT_KEY_PREFIX, type RedisLayout, redisLayout } from "./redis-layout.js";
 export { defineLuaScript, type LuaScript, runScript } from "./redis-scripts.js";
+export { normalisedPaymentTime } from "./row-fields.js";
 export {
+  canFollowPayment,
   canTransition,
   GIVE_UP_ROW_STATES,
   isRowState,
@@ -54,6 +56,7 @@ export {
   type ResultState,
   ROW_STATES,
   type RowState,
+  rowStateFollowing,
   rowStateForPayment,
   TERMINAL_ROW_STATES,
 } from "./row-state.js";
@@ -75,6 +78,8 @@ export type {
   BatchRecord,
   InvalidRowInput,
   InvalidRowProblem,
+  LedgerCheck,
+  RowHead,
   RowHistoryEntry,
   RowRecord,
   SheetLayout,

@@ -10,6 +10,7 @@ import { REFERENCE_REUSED } from "./adopt-payment.js";
 import { RECORDED_NOTE_CODE } from "./row-fields.js";
 import {
   luaAdoptableFromErrorTable,
+  luaFollowTable,
   luaGiveUpTable,
   luaRankTable,
   RETRYABLE_ROW_STATES,
@@ -144,13 +145,23 @@ export const SEND_ONLY_FIELDS = [
 ] as const;
 
 /**
- * Changes a row: optionally its state (forward only), and fields. An empty field value deletes it.
- * KEYS: row, counts, totals[, open index]. ARGV: expected attempt ('' = any), target state ('' = keep),
- * now, note (JSON string or 'null'), number of conditions n, then n pairs (field, value the caller
- * read; '' = the field was absent), then field/value pairs to write.
+ * Changes a row: optionally its state (forward only, or following its own payment between final
+ * states: row-state.ts canFollowPayment), and fields. An empty field value deletes it.
+ * KEYS: row, counts, totals[, open index[, payments created per second]]. ARGV: expected attempt
+ * ('' = any), target state ('' = keep), now, note (JSON string or 'null'), number of conditions n,
+ * then n pairs (field, value the caller read; '' = the field was absent), then field/value pairs to
+ * write.
  * Returns {outcome, state before, attempt}: outcome is ok | missing | stale | terminal | refused |
  * outdated (the `paymentUpdatedAt` field, when given, is older than the stored one) | changed (a
  * condition field no longer holds what the caller read: another run wrote it meanwhile).
+ *
+ * A row in a final payment state follows its payment to another one only when the change names the
+ * row's own payment (`paymentId`) and carries a `paymentUpdatedAt` newer than the stored one: the
+ * service's newest word wins, an older or equal snapshot never moves a final row.
+ *
+ * The batch's count of payments created per second (redis-layout.ts `createdPerSecond`, what the
+ * reconciler sizes its page reads by) counts a row's payment once, when a change first records its
+ * `paymentCreatedAt`.
  */
 export const TRANSITION_ROW = script(
   "transitionRow",
@@ -158,7 +169,8 @@ export const TRANSITION_ROW = script(
 local rank = ${luaRankTable()}
 local adoptable = ${luaAdoptableFromErrorTable()}
 local giveUp = ${luaGiveUpTable()}
-local paymentFinal = {completed=true, failed=true, canceled=true}
+local follow = ${luaFollowTable()}
+local paymentFinal = {completed=true, failed=true, canceled=true, returned=true}
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing', '', ''} end
 local cur = redis.call('HGET', KEYS[1], 'state')
 local att = redis.call('HGET', KEYS[1], 'attempt')
@@ -171,16 +183,30 @@ for i = 6, 5 + conditions * 2, 2 do
 end
 local first = 6 + conditions * 2
 -- A payment snapshot older than the one already applied changes nothing. Times compare by their
--- milliseconds (a stamp, or an earlier version's ISO time), else as text.
+-- milliseconds (a stamp, or an earlier version's ISO time), else as text. \`newer\`: the change
+-- carries a snapshot strictly newer than the stored one (or the row stores none); \`same\`: it names
+-- the row's own payment. Both are needed for a final row to follow its payment.
+local newer, same = false, false
+local stored_payment = redis.call('HGET', KEYS[1], 'paymentId')
 for i = first, #ARGV, 2 do
   if ARGV[i] == 'paymentUpdatedAt' and ARGV[i + 1] ~= '' then
     local seen = redis.call('HGET', KEYS[1], 'paymentUpdatedAt')
     if seen then
       local given_ms, seen_ms = time_ms(ARGV[i + 1]), time_ms(seen)
       local older
-      if given_ms and seen_ms then older = given_ms < seen_ms else older = ARGV[i + 1] < seen end
+      if given_ms and seen_ms then
+        older = given_ms < seen_ms
+        newer = given_ms > seen_ms
+      else
+        older = ARGV[i + 1] < seen
+        newer = ARGV[i + 1] > seen
+      end
       if older then return {'outdated', cur, att} end
+    else
+      newer = true
     end
+  elseif ARGV[i] == 'paymentId' then
+    same = stored_payment ~= false and stored_payment == ARGV[i + 1]
   end
 end
 local to = ARGV[2]
@@ -194,6 +220,8 @@ else
   local allowed
   if cur == 'error' then allowed = adoptable[to] == true
   elseif giveUp[to] then allowed = cur == 'queued'
+  elseif follow[cur] then allowed = follow[cur][to] == true and newer and same
+  elseif to == 'returned' then allowed = false
   else allowed = rank[to] ~= nil and rank[to] > rank[cur] end
   if not allowed then return {'refused', cur, att} end
 end
@@ -202,6 +230,12 @@ for i = first, #ARGV, 2 do
   if field == 'paymentId' then
     local had = redis.call('HGET', KEYS[1], 'paymentId')
     if had and had ~= value then expand_payment_mark(KEYS[1], had) end
+  elseif field == 'paymentCreatedAt' and KEYS[5] and value ~= '' then
+    -- Counted once per payment: when the row first records this creation time.
+    if redis.call('HGET', KEYS[1], 'paymentCreatedAt') ~= value then
+      local ms = time_ms(value)
+      if ms then redis.call('HINCRBY', KEYS[5], tostring(math.floor(ms / 1000)), 1) end
+    end
   elseif field == 'fees' then
     -- Fees in the row's own currency need not say it (row-fields.ts).
     local currency = redis.call('HGET', KEYS[1], 'currency')

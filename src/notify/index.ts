@@ -1,4 +1,4 @@
-/** Notifications this tool sends: the signed batch-finished summary to NOTIFY_URL. */
+/** Notifications this tool sends to NOTIFY_URL, signed: the batch-finished summary, `payout.returned`. */
 export {
   type ApprovalSummary,
   approvalSummary,
@@ -11,3 +11,10 @@ export {
   type NotifyOptions,
   sendBatchFinished,
 } from "./batch-finished.js";
+export {
+  type PayoutReturnedEvent,
+  type PayoutReturnedHandlerOptions,
+  payoutReturnedEvent,
+  payoutReturnedHandler,
+  type ReturnedRowInfo,
+} from "./payout-returned.js";

@@ -1,15 +1,17 @@
 /**
  * `POST /webhooks/payouts` (docs/design.md §3.5): verify the signature over the raw bytes before anything
  * else (a bad or missing one is 401 and nothing happens), then parse, deduplicate on `messageId`
- * (kept at least 7 days), queue a reconcile job and answer at once. The job, not this handler, fetches
- * the payment: a delivery is only a hint.
+ * (kept at least 7 days), mark the payment's row as needing a look (its batch and row come from the
+ * payment's metadata the delivery carries; src/reconcile) and answer at once. The reconciler, not
+ * this handler, reads the payment, a page of the batch's payments at a time: a delivery is only a
+ * hint.
  *
  * The messageIds seen are kept in small hashes per day (webhook-dedupe.ts), expiring the TTL after
  * their day ends: about 3 deliveries per payment made a key per messageId cost ~270 B per row in Redis
  * (issue 9, point 6), a field in one hash per day ~218 B, a digest in a listpack-sized bucket ~40 B.
  */
 import type { ReconcileEnqueuer } from "../reconcile/index.js";
-import type { RedisClient } from "../redis/index.js";
+import { gatherCalls, type RedisClient } from "../redis/index.js";
 import {
   isPaymentEvent,
   parseWebhookDelivery,
@@ -17,7 +19,7 @@ import {
   WebhookError,
 } from "../webhooks/index.js";
 import type { DeliveryOutcome } from "./metrics.js";
-import { createDedupeStore, type DedupeId, type DedupeStore, dedupeId } from "./webhook-dedupe.js";
+import { createDedupeStore, type DedupeId, dedupeId } from "./webhook-dedupe.js";
 
 /** Seven days, the brief's minimum; the service's retry window is not shown, so err long. */
 export const DEFAULT_DEDUPE_TTL_SECONDS = 7 * 24 * 3600;
@@ -64,50 +66,14 @@ function within<T>(ms: number, work: Promise<T>): Promise<T> {
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
-/**
- * The dedupe check of many deliveries in one script call: while one call is on its way to Redis, the
- * deliveries that come in wait and go together in the next (none waits when nothing is under way).
- * Each delivery was one Redis write and read; under a burst they share one.
- */
-function seenFirstGatherer(store: DedupeStore, maxBatch = 500) {
-  let pending: { id: DedupeId; resolve: (first: boolean) => void; reject: (err: unknown) => void }[] = [];
-  let inFlight = false;
-
-  function flush(): void {
-    if (inFlight || pending.length === 0) return;
-    const batch = pending.slice(0, maxBatch);
-    pending = pending.slice(batch.length);
-    inFlight = true;
-    Promise.resolve()
-      .then(() => store.seenFirst(batch.map((p) => p.id)))
-      .then(
-        (firsts) => {
-          for (const [i, p] of batch.entries()) p.resolve(firsts[i] === true);
-        },
-        (err: unknown) => {
-          for (const p of batch) p.reject(err);
-        },
-      )
-      .finally(() => {
-        inFlight = false;
-        flush();
-      });
-  }
-
-  return (id: DedupeId): Promise<boolean> =>
-    new Promise((resolve, reject) => {
-      pending.push({ id, resolve, reject });
-      if (!inFlight && pending.length === 1) setImmediate(flush);
-    });
-}
-
 export function createWebhookReceiver(options: WebhookReceiverOptions) {
   const { secret, redis, prefix, enqueuer, logger } = options;
   const ttl = options.dedupeTtlSeconds ?? DEFAULT_DEDUPE_TTL_SECONDS;
   const storeTimeoutMs = options.storeTimeoutMs ?? 3_000;
   if (!secret) throw new TypeError("createWebhookReceiver: the signing secret is empty");
   const dedupe = createDedupeStore(redis, prefix, ttl);
-  const seenFirst = seenFirstGatherer(dedupe);
+  // The dedupe checks of many deliveries in one script call.
+  const seenFirst = gatherCalls((ids: readonly DedupeId[]) => dedupe.seenFirst(ids));
   /**
    * Forgets a recorded messageId so the service's retry of a delivery we answered 503 is not taken for
    * a duplicate (recorded today, or yesterday if its check went out before midnight: the store looks
@@ -177,12 +143,17 @@ export function createWebhookReceiver(options: WebhookReceiverOptions) {
           origin: "webhook",
           event,
           messageId,
+          metadata: parsed.delivery.metadata,
+          occurredAt: parsed.delivery.occurredAt,
         }),
       );
     } catch (err) {
       // Forget the delivery so the service's retry is not taken for a duplicate.
       await forget(id);
-      logger?.error({ err: (err as Error).message, messageId }, "could not queue a reconcile job");
+      logger?.error(
+        { err: (err as Error).message, messageId },
+        "could not mark the payment's row for a look",
+      );
       return { status: 503, outcome: "unavailable", body: { error: "temporarily unavailable" } };
     }
     logger?.debug?.({ event, messageId, paymentId: parsed.delivery.id }, "webhook delivery queued");

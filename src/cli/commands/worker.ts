@@ -10,13 +10,14 @@ import { BatchStore } from "../../batches/index.js";
 import { loadConfig, requireApi } from "../../config/index.js";
 import { createLogger } from "../../logging/index.js";
 import {
+  countReturnedRow,
   Registry,
   registerStateGauges,
   serviceRequestHooks,
   startMetricsServer,
   watchPaymentWorker,
 } from "../../metrics/index.js";
-import { batchFinishedHandler } from "../../notify/index.js";
+import { batchFinishedHandler, payoutReturnedHandler } from "../../notify/index.js";
 import { createSharedRateLimiter } from "../../payouts-api/index.js";
 import {
   connectRedis,
@@ -139,7 +140,14 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
     };
     service.worker.on("completed", touched);
     service.worker.on("failed", touched);
-    // Webhook-driven and swept reconciliation runs beside the payments (its own queue and client).
+    const notify =
+      config.notifyUrl && config.webhookSecret
+        ? { url: config.notifyUrl, secret: config.webhookSecret }
+        : undefined;
+    const returned = payoutReturnedHandler({ store: resultStore, notify, logger });
+    // Reconciliation runs beside the payments (its own client): rows marked by webhook deliveries
+    // and by the sweep are read a page of the batch's payments at a time; finished batches stay
+    // watched for returns for PAYOUTS_RETURN_WATCH_DAYS.
     const reconcile = await startReconcileService({
       redisUrl: config.redisUrl,
       prefix: opts.redisPrefix,
@@ -149,23 +157,23 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
         limiter,
         hooks: serviceRequestHooks(),
       }),
-      // As many looks at once as payments: at scale every payment gets at least one.
-      concurrency,
+      watchForMs: config.returnWatchDays * 86_400_000,
       onRowsChanged: (batchId) => outbox.markDirty(batchId),
+      onRowReturned: (row) => {
+        countReturnedRow();
+        return returned(row);
+      },
       onBatchFinished: batchFinishedHandler({
         store: resultStore,
         outbox,
         dataDir: config.dataDir,
-        notify:
-          config.notifyUrl && config.webhookSecret
-            ? { url: config.notifyUrl, secret: config.webhookSecret }
-            : undefined,
+        notify,
         logger,
         approvalOf: (batchId) => approvalStore.get(batchId),
       }),
       logger,
     });
-    // Reconcile jobs only read the ledger: cut at the end of the drain, they simply run again later.
+    // Looks only read the ledger: cut at the end of the drain, their marks stay for the next look.
     drains.push(() => reconcile.stop(drainMs));
     // Held batches: expiry, follow-ups of decisions a crash interrupted, `batch.awaiting_approval`.
     const approvals = await startApprovalService({
