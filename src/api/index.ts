@@ -10,6 +10,7 @@ import { registerApprovalRoutes } from "./approval-routes.js";
 import { registerAuditRoutes } from "./audit-routes.js";
 import { registerBatchRoutes } from "./batch-routes.js";
 import type { ApiContext } from "./context.js";
+import { registerLedgerRoutes } from "./ledger-routes.js";
 import { createProgressFeed, registerEventRoute } from "./progress-feed.js";
 import { registerSessionRoutes } from "./session-routes.js";
 import { registerSheetRoutes } from "./sheet-routes.js";
@@ -44,5 +45,6 @@ export async function registerApi(
   registerBatchRoutes(app, ctx, options);
   registerApprovalRoutes(app, ctx);
   registerAuditRoutes(app, ctx);
+  registerLedgerRoutes(app, ctx);
   registerEventRoute(app, feed);
 }

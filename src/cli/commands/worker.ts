@@ -8,6 +8,7 @@ import { ApprovalStore } from "../../approvals/index.js";
 import { startApprovalService } from "../../approvals/sweep/index.js";
 import { BatchStore } from "../../batches/index.js";
 import { loadConfig, requireApi } from "../../config/index.js";
+import { auditAndRecord } from "../../ledger-audit/index.js";
 import { createLogger } from "../../logging/index.js";
 import {
   countReturnedRow,
@@ -145,6 +146,19 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
         ? { url: config.notifyUrl, secret: config.webhookSecret }
         : undefined;
     const returned = payoutReturnedHandler({ store: resultStore, notify, logger });
+    // Every finished batch is held against the service's ledger (its outcome kept on the batch and
+    // carried by the notification); the audit's reads share the rate with everything else.
+    const auditClient = createWorkerClient({ ...api, timeoutMs: config.apiTimeoutMs, limiter });
+    finals.push(() => auditClient.close());
+    const ledgerCheck = async (batchId: string): Promise<void> => {
+      try {
+        const { report } = await auditAndRecord({ store: resultStore, client: auditClient, batchId });
+        const level = report.differences.length === 0 ? "info" : "warn";
+        logger[level]({ batchId, pages: report.pages, summary: report.summary }, "ledger audit");
+      } catch (err) {
+        logger.warn({ batchId, err: (err as Error).message }, "ledger audit of a finished batch failed");
+      }
+    };
     // Reconciliation runs beside the payments (its own client): rows marked by webhook deliveries
     // and by the sweep are read a page of the batch's payments at a time; finished batches stay
     // watched for returns for PAYOUTS_RETURN_WATCH_DAYS.
@@ -170,6 +184,7 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
         notify,
         logger,
         approvalOf: (batchId) => approvalStore.get(batchId),
+        beforeNotify: ledgerCheck,
       }),
       logger,
     });

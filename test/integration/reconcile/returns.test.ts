@@ -13,6 +13,7 @@ import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import Papa from "papaparse";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { auditAndRecord } from "../../../src/ledger-audit/index.js";
 import {
   type BatchFinishedSummary,
   batchFinishedHandler,
@@ -100,7 +101,16 @@ beforeAll(async () => {
     watchForMs: 60 * 86_400_000,
     watchEveryMs: 100,
     onRowsChanged: (batchId) => outbox.markDirty(batchId),
-    onBatchFinished: batchFinishedHandler({ store: h.store, outbox, dataDir: h.dataDir, notify }),
+    onBatchFinished: batchFinishedHandler({
+      store: h.store,
+      outbox,
+      dataDir: h.dataDir,
+      notify,
+      // As the worker does: the finished batch is held against the ledger before the notice goes.
+      beforeNotify: async (batchId) => {
+        await auditAndRecord({ store: h.store, client: serverClient, batchId });
+      },
+    }),
     onRowReturned: payoutReturnedHandler({ store: h.store, notify }),
   });
   await h.startWorker();
@@ -135,6 +145,7 @@ describe("a completed payment the service later reports failed", () => {
       "the batch.finished notification",
     );
     expect(finishedNotice?.counts).toEqual({ completed: 2 });
+    expect(finishedNotice?.ledger).toBe("ledger: 2 rows match, 0 differences");
 
     // Then the return arrives (a webhook, read back by a page) and the row follows its payment.
     const row = await until(
