@@ -21,6 +21,7 @@ import {
 import { isRowState, ROW_STATES, type RowState, TERMINAL_ROW_STATES } from "./row-state.js";
 import { decodeStaticRow, encodeStaticRow, type StaticRow } from "./static-row.js";
 import type {
+  AuditedRow,
   BatchProgress,
   BatchRecord,
   InvalidRowInput,
@@ -594,6 +595,41 @@ export class BatchStore {
       const json = statics[i];
       if (json && hash.state)
         rows.push(this.rowFrom(batchId, rowKey, decodeStaticRow(rowKey, json, sourceKeys), hash));
+    });
+    return rows;
+  }
+
+  /**
+   * The rows with these keys as an audit holds them against the ledger (missing ones left out): the
+   * static record (instruction, row number) and the state, attempt and payment, in one pipeline,
+   * without the history a full row carries.
+   */
+  async auditRows(batchId: string, rowKeys: readonly string[]): Promise<AuditedRow[]> {
+    if (rowKeys.length === 0) return [];
+    const sourceKeys = await this.sourceKeys(batchId);
+    const pipeline = this.redis.pipeline();
+    pipeline.hmget(this.keys.rows(batchId), ...rowKeys);
+    for (const rowKey of rowKeys)
+      pipeline.hmget(this.keys.row(batchId, rowKey), "state", "attempt", "paymentId");
+    const results = (await pipeline.exec()) ?? [];
+    const [staticsErr, statics] = results[0] as [Error | null, (string | null)[]];
+    if (staticsErr) throw staticsErr;
+    const rows: AuditedRow[] = [];
+    rowKeys.forEach((rowKey, i) => {
+      const [err, value] = results[i + 1] as [Error | null, (string | null)[]];
+      if (err) throw err;
+      const [state, attempt, paymentId] = value;
+      const json = statics[i];
+      if (!json || !state || !isRowState(state)) return;
+      const { rowNumber, instruction } = decodeStaticRow(rowKey, json, sourceKeys);
+      rows.push({
+        rowKey,
+        rowNumber,
+        instruction,
+        state,
+        attempt: Number(attempt ?? 1),
+        paymentId: paymentId || undefined,
+      });
     });
     return rows;
   }

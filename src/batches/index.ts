@@ -74,6 +74,7 @@ export {
   submitBatch,
 } from "./submit-batch.js";
 export type {
+  AuditedRow,
   BatchProgress,
   BatchRecord,
   InvalidRowInput,

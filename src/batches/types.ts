@@ -171,6 +171,12 @@ export type RowHead = Pick<
   | "paymentCreatedAt"
 >;
 
+/** What an audit holds against the ledger of a row (BatchStore.auditRows): no history. */
+export type AuditedRow = Pick<
+  RowRecord,
+  "rowKey" | "rowNumber" | "instruction" | "state" | "attempt" | "paymentId"
+>;
+
 /** Counts by state and money per currency and state, in minor units of that currency. */
 export interface BatchProgress {
   batch: BatchRecord;

@@ -2,11 +2,16 @@
  * `payouts audit <batch>`: every payment the service holds for the batch (its list filtered by the
  * metadata naming the batch, a page of 50 at a time) held against every row (compare.ts), and the
  * report written as CSV or JSON. What it costs: ceil(payments / 50) list requests and one read of the
- * batch's rows; memory: a byte per row number, never the batch's payments.
+ * rows those payments name; memory: a byte per row number, never the batch's payments.
+ *
+ * Which rows record a payment the service did not show is known without reading every row: rows in a
+ * payment's state (submitted, in-progress, completed, failed, canceled, returned) are exactly the rows
+ * that record a payment (the row scripts set the two together, and a new attempt clears both), and the
+ * batch counts them. Only when fewer of their payments were seen are the rows read to name them.
  */
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import type { BatchStore, LedgerCheck, RowRecord } from "../batches/index.js";
+import type { AuditedRow, BatchStore, LedgerCheck, RowState } from "../batches/index.js";
 import { type TableFormat, writeTable } from "../files/index.js";
 import type { Payment, PayoutsClient } from "../payouts-api/index.js";
 import { defaultResultPath } from "../results/index.js";
@@ -103,18 +108,20 @@ export async function auditBatch(options: AuditBatchOptions): Promise<AuditRepor
     return longKeys.get(value);
   };
 
+  /** Rows in a payment state whose recorded payment the ledger showed. */
+  let recordedSeenCount = 0;
   let payments = 0;
   let pages = 0;
   for await (const page of client.payments.listPages({ metadata: { payouts_batch: batchId }, limit: 50 })) {
     pages++;
     payments += page.length;
     const values = [...new Set(page.map((p) => p.metadata?.payouts_row ?? ""))].filter((v) => v !== "");
-    const direct = new Map((await store.rowsPage(batchId, values)).map((r) => [r.rowKey, r]));
-    const rows = new Map<string, RowRecord>(direct);
+    const direct = new Map((await store.auditRows(batchId, values)).map((r) => [r.rowKey, r]));
+    const rows = new Map<string, AuditedRow>(direct);
     for (const value of values) {
       if (direct.has(value)) continue;
       const rowKey = await rowKeyOf(value, false);
-      const row = rowKey ? (await store.rowsPage(batchId, [rowKey]))[0] : undefined;
+      const row = rowKey ? (await store.auditRows(batchId, [rowKey]))[0] : undefined;
       if (row) rows.set(value, row);
     }
     for (const payment of page) {
@@ -123,15 +130,20 @@ export async function auditBatch(options: AuditBatchOptions): Promise<AuditRepor
         note([paymentWithoutRow(payment)]);
         continue;
       }
+      const recorded = payment.id === row.paymentId && !recordedSeen.has(row.rowNumber);
       note(checkPayment(row, payment, recordedSeen, attemptSeen));
+      if (recorded && PAYMENT_STATES.includes(row.state)) recordedSeenCount++;
     }
   }
 
-  let rowCount = 0;
-  for await (const rowKeys of store.rowKeyPages(batchId)) {
-    for (const row of await store.rowsPage(batchId, rowKeys)) {
-      rowCount++;
-      if (row.paymentId !== undefined && !recordedSeen.has(row.rowNumber)) note([missingPayment(row)]);
+  const progress = await store.progress(batchId);
+  const rowCount = progress?.batch.rowCount ?? batch.rowCount;
+  const recordedRows = PAYMENT_STATES.reduce((n, state) => n + (progress?.counts[state] ?? 0), 0);
+  if (recordedSeenCount < recordedRows) {
+    for await (const rowKeys of store.rowKeyPages(batchId)) {
+      for (const row of await store.auditRows(batchId, rowKeys)) {
+        if (row.paymentId !== undefined && !recordedSeen.has(row.rowNumber)) note([missingPayment(row)]);
+      }
     }
   }
 
@@ -155,8 +167,18 @@ export async function auditBatch(options: AuditBatchOptions): Promise<AuditRepor
   };
 }
 
+/** The row states that record a payment. */
+const PAYMENT_STATES: readonly RowState[] = [
+  "submitted",
+  "in-progress",
+  "completed",
+  "failed",
+  "canceled",
+  "returned",
+];
+
 function checkPayment(
-  row: RowRecord,
+  row: AuditedRow,
   payment: Payment,
   recordedSeen: RowNumberSet,
   attemptSeen: RowNumberSet,

@@ -21,6 +21,7 @@ export {
 } from "./look-plan.js";
 export {
   createLookRunner,
+  DEFAULT_DRAINING_QUIET_MS,
   DEFAULT_RECONCILE_DEBOUNCE_MS,
   type LookReport,
   type LookRunner,

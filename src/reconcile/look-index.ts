@@ -53,6 +53,11 @@ export interface Claim {
   token: string;
   /** Redis time (ms) when claimed. */
   nowMs: number;
+  /**
+   * The batch has no row left to send (its `queued` count is 0): the marks still to come are its last
+   * payments settling, so it is looked at after the shorter draining quiet time.
+   */
+  draining: boolean;
 }
 
 export function encodeHint(hint: LookHint): string {
@@ -121,19 +126,36 @@ return 1
 );
 
 /**
- * Claims up to ARGV[3] batches whose earliest mark is at least the quiet time old. KEYS: due. ARGV:
- * quiet ms, lease ms, max. Returns {now, id1, token1, id2, token2, ...}.
+ * Claims up to ARGV[3] batches whose earliest mark is at least the quiet time old, or, for a batch
+ * with no row left to send (its counts' `queued` is 0), the shorter draining quiet time. KEYS: due.
+ * ARGV: quiet ms, lease ms, max, draining quiet ms, the key prefix of batches (`<p>:batch:`; a batch's
+ * counts are `<prefix><id>:counts`, in the slot of the prefix's hash tag). Returns
+ * {now, id1, token1, draining1, ...}.
  */
 const CLAIM = defineLuaScript(
   "reconcileClaimLooks",
   `${NOW}
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[1]), 'LIMIT', 0, tonumber(ARGV[3]))
+local max = tonumber(ARGV[3])
+local quiet_before = now - tonumber(ARGV[1])
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[4]), 'WITHSCORES', 'LIMIT', 0, max + 100)
 local out = {tostring(now)}
 local token = now + tonumber(ARGV[2])
-for _, id in ipairs(ids) do
-  redis.call('ZADD', KEYS[1], token, id)
-  out[#out + 1] = id
-  out[#out + 1] = tostring(token)
+local claimed = 0
+for j = 1, #ids, 2 do
+  if claimed >= max then break end
+  local id, score = ids[j], tonumber(ids[j + 1])
+  local draining = false
+  if id ~= '${LOOSE_BATCH}' then
+    local queued = redis.call('HGET', ARGV[5] .. id .. ':counts', 'queued')
+    draining = (not queued) or tonumber(queued) <= 0
+  end
+  if score <= quiet_before or draining then
+    redis.call('ZADD', KEYS[1], token, id)
+    out[#out + 1] = id
+    out[#out + 1] = tostring(token)
+    out[#out + 1] = draining and '1' or '0'
+    claimed = claimed + 1
+  end
 end
 return out
 `,
@@ -227,18 +249,21 @@ export class LookIndex {
     ]);
   }
 
-  /** Claims up to `max` batches whose earliest mark went quiet, for `leaseMs`. */
-  async claim(quietMs: number, leaseMs: number, max: number): Promise<Claim[]> {
+  /**
+   * Claims up to `max` batches whose earliest mark went quiet (`quietMs`; `drainingQuietMs` for a batch
+   * with no row left to send), for `leaseMs`.
+   */
+  async claim(quietMs: number, leaseMs: number, max: number, drainingQuietMs = quietMs): Promise<Claim[]> {
     const answer = (await runScript(
       this.redis,
       CLAIM,
       [this.keys.lookDue],
-      [quietMs, leaseMs, max],
+      [quietMs, leaseMs, max, Math.min(drainingQuietMs, quietMs), this.keys.batch("")],
     )) as string[];
     const nowMs = Number(answer[0]);
     const claims: Claim[] = [];
-    for (let i = 1; i + 1 < answer.length; i += 2) {
-      claims.push({ batchId: answer[i]!, token: answer[i + 1]!, nowMs });
+    for (let i = 1; i + 2 < answer.length; i += 3) {
+      claims.push({ batchId: answer[i]!, token: answer[i + 1]!, nowMs, draining: answer[i + 2] === "1" });
     }
     return claims;
   }

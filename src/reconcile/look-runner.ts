@@ -31,6 +31,14 @@ import type { ReconcileLogger, ReconcileProcessor } from "./reconcile-processor.
  */
 export const DEFAULT_RECONCILE_DEBOUNCE_MS = 5_000;
 
+/**
+ * The quiet time of a batch with no row left to send: its marks are its last payments settling, few,
+ * and the batch is finished only once they are read. Reading them sooner costs a few pages read
+ * twice (a payment still in progress is read again once final) and saves most of the wait at the end
+ * of every batch.
+ */
+export const DEFAULT_DRAINING_QUIET_MS = 1_000;
+
 export interface LookRunnerOptions {
   store: BatchStore;
   index: LookIndex;
@@ -39,6 +47,8 @@ export interface LookRunnerOptions {
   logger?: ReconcileLogger | undefined;
   /** Quiet time before a mark is looked at. Default {@link DEFAULT_RECONCILE_DEBOUNCE_MS}. */
   quietMs?: number;
+  /** Quiet time in a batch with no row left to send. Default {@link DEFAULT_DRAINING_QUIET_MS}. */
+  drainingQuietMs?: number;
   /** How often this process asks for batches to look at. Default 250 ms. */
   tickMs?: number;
   /** Batches looked at at once by this process. Default 4. */
@@ -105,6 +115,7 @@ function windowQuery(batchId: string, window: CreationWindow) {
 export function createLookRunner(options: LookRunnerOptions): LookRunner {
   const { store, index, client, processor, logger } = options;
   const quietMs = options.quietMs ?? DEFAULT_RECONCILE_DEBOUNCE_MS;
+  const drainingQuietMs = Math.min(options.drainingQuietMs ?? DEFAULT_DRAINING_QUIET_MS, quietMs);
   const tickMs = options.tickMs ?? 250;
   const batchesAtOnce = options.batchesAtOnce ?? 4;
   const readsAtOnce = options.readsAtOnce ?? 2;
@@ -188,8 +199,9 @@ export function createLookRunner(options: LookRunnerOptions): LookRunner {
     };
     try {
       let nowMs = claim.nowMs;
+      const quiet = claim.draining ? drainingQuietMs : quietMs;
       for (;;) {
-        const marks = await index.dueMarks(claim.batchId, nowMs - quietMs, chunk);
+        const marks = await index.dueMarks(claim.batchId, nowMs - quiet, chunk);
         if (marks.length === 0) break;
         report.marks += marks.length;
         await lookAt(claim.batchId, marks, report);
@@ -216,7 +228,7 @@ export function createLookRunner(options: LookRunnerOptions): LookRunner {
   async function claimAndStart(): Promise<Promise<LookReport>[]> {
     const free = batchesAtOnce - running.size;
     if (stopped || free <= 0) return [];
-    const claims = await index.claim(quietMs, leaseMs, free);
+    const claims = await index.claim(quietMs, leaseMs, free, drainingQuietMs);
     return claims.map((claim) => {
       const task = look(claim);
       running.add(task);

@@ -36,6 +36,8 @@ export interface LookRequest {
 export interface ReconcileEnqueuer {
   /** Marks the payment's row (or the payment alone) for a look; resolves once stored in Redis. */
   enqueue(request: LookRequest): Promise<void>;
+  /** Marks many at once, in one Redis call (for a caller that gathers requests itself). */
+  enqueueMany(requests: readonly LookRequest[]): Promise<void>;
 }
 
 /** How far back a mark that is due at once is dated: beyond any quiet time. */
@@ -66,13 +68,16 @@ export function lookMarkOf(request: LookRequest): LookMark {
  */
 export function lookMarker(redis: RedisClient, prefix: string): ReconcileEnqueuer {
   const index = new LookIndex(redis, prefix);
-  const mark = gatherCalls(async (requests: readonly LookRequest[]) => {
+  const markMany = async (requests: readonly LookRequest[]): Promise<void> => {
     const webhook = requests.filter((r) => r.origin === "webhook").map(lookMarkOf);
     const now = requests.filter((r) => r.origin !== "webhook").map(lookMarkOf);
     await Promise.all([index.mark(webhook), index.mark(now, DUE_AT_ONCE_MS)]);
+  };
+  const mark = gatherCalls(async (requests: readonly LookRequest[]) => {
+    await markMany(requests);
     return requests.map(() => undefined);
   });
-  return { enqueue: (request) => mark(request) };
+  return { enqueue: (request) => mark(request), enqueueMany: markMany };
 }
 
 export function createReconcileQueue(connection: RedisClient, prefix: string): Queue<ReconcileJobData> {
