@@ -201,6 +201,15 @@ describe("a completed payment the service later reports failed", () => {
       error_code: "PAYMENT_RETURNED",
     });
 
+    // The API's row views show it, and find it by its state.
+    const { token } = await server.auth.createToken(`viewer-${batchId}`, "viewer", "test");
+    const rowsView = await fetch(`${server.url}/api/v1/batches/${batchId}/rows?state=returned`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(((await rowsView.json()) as { data: unknown[] }).data).toEqual([
+      expect.objectContaining({ row: back.rowNumber, state: "returned", errorCode: "PAYMENT_RETURNED" }),
+    ]);
+
     // An operator may pay it again: a new attempt, through the same retry path as any.
     const retried = await retryRows({ store: h.store, enqueuer: h.pipeline.enqueuer, batchId });
     expect(retried).toMatchObject({ kind: "done", retried: [{ rowNumber: back.rowNumber, attempt: 2 }] });
