@@ -8,7 +8,7 @@
  * Every read goes through the client, so through the rate shared by all workers.
  */
 import type { BatchStore } from "../batches/index.js";
-import { type Payment, PayoutsApiNotFoundError, type PayoutsClient } from "../payouts-api/index.js";
+import type { PayoutsClient } from "../payouts-api/index.js";
 import { type Claim, type DueMark, LOOSE_BATCH, type LookIndex } from "./look-index.js";
 import {
   type CreationWindow,
@@ -43,7 +43,7 @@ export interface LookRunnerOptions {
   store: BatchStore;
   index: LookIndex;
   client: PayoutsClient;
-  processor: Pick<ReconcileProcessor, "applyPayments" | "applyPayment">;
+  processor: Pick<ReconcileProcessor, "applyPayments" | "reconcilePayment">;
   logger?: ReconcileLogger | undefined;
   /** Quiet time before a mark is looked at. Default {@link DEFAULT_RECONCILE_DEBOUNCE_MS}. */
   quietMs?: number;
@@ -138,17 +138,10 @@ export function createLookRunner(options: LookRunnerOptions): LookRunner {
 
   /** Reads one payment by id and applies it; a payment the service does not know is only logged. */
   async function readOne(paymentId: string): Promise<void> {
-    let payment: Payment;
-    try {
-      payment = await client.payments.get(paymentId);
-    } catch (err) {
-      if (err instanceof PayoutsApiNotFoundError) {
-        logger?.warn({ paymentId }, "a delivery named a payment the service does not know");
-        return;
-      }
-      throw err;
+    const result = await processor.reconcilePayment(paymentId);
+    if (result.outcome === "not-found") {
+      logger?.warn({ paymentId }, "a delivery named a payment the service does not know");
     }
-    await processor.applyPayment(payment);
   }
 
   /** One chunk of a batch's due marks: plan, read, apply. Returns what it read. */
