@@ -107,6 +107,8 @@ local function mark(zset, member)
   redis.call('ZADD', zset, score, member)
   return score
 end
+-- Each batch's earliest mark of this call, listed among the due batches once at the end.
+local listed = {}
 for j = n + 3, #ARGV, 3 do
   local b, member, hint = tonumber(ARGV[j]), ARGV[j + 1], ARGV[j + 2]
   if b == 0 then
@@ -118,9 +120,10 @@ for j = n + 3, #ARGV, 3 do
       local prev = redis.call('HGET', KEYS[2 + 2 * b], member)
       if not prev or occurred(prev) <= occurred(hint) then redis.call('HSET', KEYS[2 + 2 * b], member, hint) end
     end
-    redis.call('ZADD', KEYS[1], 'NX', score, ARGV[1 + b])
+    if not listed[b] or score < listed[b] then listed[b] = score end
   end
 end
+for b, score in pairs(listed) do redis.call('ZADD', KEYS[1], 'NX', score, ARGV[1 + b]) end
 return 1
 `,
 );
