@@ -52,6 +52,7 @@ export {
   GIVE_UP_ROW_STATES,
   isRowState,
   isTerminalRowState,
+  PAYMENT_ROW_STATES,
   RETRYABLE_ROW_STATES,
   type ResultState,
   ROW_STATES,

@@ -47,6 +47,14 @@ export const TERMINAL_ROW_STATES: readonly RowState[] = [
 ];
 
 /**
+ * The states of a row that records its payment (the row scripts set the state and the payment id
+ * together, and a new attempt clears both): what an audit expects the service to hold a payment for.
+ */
+export const PAYMENT_ROW_STATES: readonly RowState[] = ROW_STATES.filter(
+  (s) => s !== "queued" && s !== "rejected" && s !== "error",
+);
+
+/**
  * States a run of the payment job writes when it gives up on an attempt. They may only replace
  * `queued`: once reconciliation (or an adoption) moved a row to a payment's state, a late `error` or
  * `rejected` from a run that timed out would hide a payment that exists (issue 13, point 3).

@@ -11,7 +11,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import type { AuditedRow, BatchStore, LedgerCheck, RowState } from "../batches/index.js";
+import { type AuditedRow, type BatchStore, type LedgerCheck, PAYMENT_ROW_STATES } from "../batches/index.js";
 import { type TableFormat, writeTable } from "../files/index.js";
 import type { Payment, PayoutsClient } from "../payouts-api/index.js";
 import { defaultResultPath } from "../results/index.js";
@@ -132,13 +132,13 @@ export async function auditBatch(options: AuditBatchOptions): Promise<AuditRepor
       }
       const recorded = payment.id === row.paymentId && !recordedSeen.has(row.rowNumber);
       note(checkPayment(row, payment, recordedSeen, attemptSeen));
-      if (recorded && PAYMENT_STATES.includes(row.state)) recordedSeenCount++;
+      if (recorded && PAYMENT_ROW_STATES.includes(row.state)) recordedSeenCount++;
     }
   }
 
   const progress = await store.progress(batchId);
   const rowCount = progress?.batch.rowCount ?? batch.rowCount;
-  const recordedRows = PAYMENT_STATES.reduce((n, state) => n + (progress?.counts[state] ?? 0), 0);
+  const recordedRows = PAYMENT_ROW_STATES.reduce((n, state) => n + (progress?.counts[state] ?? 0), 0);
   if (recordedSeenCount < recordedRows) {
     for await (const rowKeys of store.rowKeyPages(batchId)) {
       for (const row of await store.auditRows(batchId, rowKeys)) {
@@ -166,16 +166,6 @@ export async function auditBatch(options: AuditBatchOptions): Promise<AuditRepor
     at: (options.now?.() ?? new Date()).toISOString(),
   };
 }
-
-/** The row states that record a payment. */
-const PAYMENT_STATES: readonly RowState[] = [
-  "submitted",
-  "in-progress",
-  "completed",
-  "failed",
-  "canceled",
-  "returned",
-];
 
 function checkPayment(
   row: AuditedRow,
