@@ -146,7 +146,12 @@ export interface BenchRowOptions {
    * `scheduled` for ever, which an end-to-end run waiting for every row to be final cannot have.
    */
   onlySettling?: boolean;
+  /** Only USD payees (no FX quote per row): one request per row is then all a payment needs. */
+  usdOnly?: boolean;
 }
+
+/** The routes paid in USD without conversion. */
+const USD_ROUTES = STANDARD_ROUTES.filter((r) => r.currencyCell === "USD" || r.currencyCell === "");
 
 /** Yields `count` valid payout rows. */
 export function* benchPayoutRows(count: number, options: BenchRowOptions): Generator<BenchPayoutRow> {
@@ -154,7 +159,7 @@ export function* benchPayoutRows(count: number, options: BenchRowOptions): Gener
   const width = String(count).length;
   for (let i = 1; i <= count; i++) {
     const faster = options.fasterEvery > 0 && i % options.fasterEvery === 0;
-    const routes = faster ? FASTER_ROUTES : STANDARD_ROUTES;
+    const routes = faster ? FASTER_ROUTES : options.usdOnly ? USD_ROUTES : STANDARD_ROUTES;
     const route = routes[Math.floor(random() * routes.length)] ?? STANDARD_ROUTES[0]!;
     // 1.00 .. 9,999.99 in major units (JPY 100 .. 999,999): inside every rail's limits of the sandbox.
     let amountMinor = 100 + Math.floor(random() * 999_900);

@@ -40,9 +40,12 @@ export async function writeBenchCsv(file: string, rows: number, options: BenchRo
   await finished;
 }
 
-/** The end-to-end benchmark's sheet: every row valid against the default seed and settling. */
-export function writeE2eSheet(file: string, rows: number): Promise<void> {
-  return writeBenchCsv(file, rows, { fasterEvery: 0, onlySettling: true });
+/**
+ * The end-to-end benchmark's sheet: every row valid against the default seed and settling; with
+ * `usdOnly`, no row needs an FX quote.
+ */
+export function writeE2eSheet(file: string, rows: number, usdOnly = false): Promise<void> {
+  return writeBenchCsv(file, rows, { fasterEvery: 0, onlySettling: true, usdOnly });
 }
 
 export interface XlsxWriteOptions extends BenchRowOptions {

@@ -64,6 +64,8 @@ function batchView(p: BatchProgress, origin: Partial<BatchOrigin>, approval?: Ap
     done: p.done,
     counts: p.counts,
     totals,
+    /** The batch held against the service's ledger (`payouts audit`), when it was. */
+    ledger: p.batch.ledger ?? null,
     /** For a batch that needed approval: its status, approvals needed, and who approved when. */
     approval: approval
       ? { status: approval.status, required: approval.required, approvals: approval.approvals }

@@ -21,6 +21,7 @@ import { registerAuditRoutes } from "./audit-routes.js";
 import { registerBatchRoutes } from "./batch-routes.js";
 import type { ApiContext } from "./context.js";
 import { createPayeeDirectory } from "./payee-directory.js";
+import { registerLedgerRoutes } from "./ledger-routes.js";
 import { createProgressFeed, registerEventRoute } from "./progress-feed.js";
 import { registerSessionRoutes } from "./session-routes.js";
 import { registerSheetRoutes } from "./sheet-routes.js";
@@ -102,6 +103,7 @@ export async function registerApi(
     registerBatchRoutes(api, ctx, { ...options, payees });
     registerApprovalRoutes(api, ctx);
     registerAuditRoutes(api, ctx);
+    registerLedgerRoutes(api, ctx);
     registerEventRoute(api, feed);
   });
   // The description of the API, for integrators' tools and the console's reference page: open, no data.

@@ -7,6 +7,7 @@ import type { PayoutsClient } from "../payouts-api/index.js";
 import type { Payment } from "../payouts-api/wire-types.js";
 import { externalIdFor, idempotencyKeyFor, metadataNamesRow } from "../row-identity/index.js";
 import type { BatchStore, RowChangeResult } from "./batch-store.js";
+import { normalisedPaymentTime } from "./row-fields.js";
 import { rowStateForPayment } from "./row-state.js";
 import type { BatchRecord, RowRecord } from "./types.js";
 
@@ -24,6 +25,8 @@ export async function adoptPayment(
       paymentStatus: payment.status,
       debitUsd: payment.fx?.debitAmount ?? null,
       fxRate: payment.fx?.usdToForeignRate ?? null,
+      // Where the payment sits in the service's lists: reconciliation reads it by pages of that time.
+      paymentCreatedAt: normalisedPaymentTime(payment.createdAt),
       errorCode: null,
       errorMessage: null,
     },

@@ -21,10 +21,13 @@ import {
 import { isRowState, ROW_STATES, type RowState, TERMINAL_ROW_STATES } from "./row-state.js";
 import { decodeStaticRow, encodeStaticRow, type StaticRow } from "./static-row.js";
 import type {
+  AuditedRow,
   BatchProgress,
   BatchRecord,
   InvalidRowInput,
   InvalidRowProblem,
+  LedgerCheck,
+  RowHead,
   RowHistoryEntry,
   RowRecord,
   SheetLayout,
@@ -59,6 +62,11 @@ export interface RowFieldChanges {
    * change carrying an older value than the row holds is refused whole, as `outdated`.
    */
   paymentUpdatedAt?: string | null;
+  /**
+   * The payment's `createdAt` (normalised with `toISOString()`): where the payment sits in the
+   * service's newest-first lists, so the reconciler can read it in a page by creation time.
+   */
+  paymentCreatedAt?: string | null;
   quote?: StoredFxQuote | null;
   requoteGeneration?: number;
   sentBodyHash?: string | null;
@@ -143,7 +151,8 @@ function encodeField(value: string | number | StoredFxQuote | Fee[] | null): str
 /** A field of a change as the row hash stores it: fees and the payment's time compact (row-fields.ts). */
 function encodeRowField(field: string, value: string | number | StoredFxQuote | Fee[] | null): string {
   if (field === "fees" && Array.isArray(value)) return encodeFees(value);
-  if (field === "paymentUpdatedAt" && typeof value === "string") return encodePaymentTime(value);
+  if ((field === "paymentUpdatedAt" || field === "paymentCreatedAt") && typeof value === "string")
+    return encodePaymentTime(value);
   return encodeField(value);
 }
 
@@ -205,7 +214,18 @@ function batchFromHash(hash: Record<string, string>): BatchRecord | undefined {
     sheet: parseSheetLayout(hash.sheet),
     ...(hash.finishedAt ? { finishedAt: hash.finishedAt } : {}),
     ...(hash.submittedBy ? { submittedBy: hash.submittedBy } : {}),
+    ...(hash.ledger ? { ledger: parseLedgerCheck(hash.ledger) } : {}),
   };
+}
+
+/** The batch's last ledger check as stored (JSON); an unreadable one reads as absent. */
+function parseLedgerCheck(text: string): LedgerCheck | undefined {
+  try {
+    const parsed = JSON.parse(text) as LedgerCheck;
+    return typeof parsed.summary === "string" && typeof parsed.differences === "number" ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function parseSheetLayout(text: string | undefined): SheetLayout {
@@ -501,6 +521,49 @@ export class BatchStore {
     return out;
   }
 
+  /**
+   * What reconciliation needs of many rows (state, attempt, payment and its times), in the order
+   * asked, in one pipeline and without decoding their static records or histories; undefined for a
+   * row not recorded.
+   */
+  async rowHeads(batchId: string, rowKeys: readonly string[]): Promise<(RowHead | undefined)[]> {
+    const out: (RowHead | undefined)[] = [];
+    for (let i = 0; i < rowKeys.length; i += ROW_CHUNK) {
+      const chunk = rowKeys.slice(i, i + ROW_CHUNK);
+      const pipeline = this.redis.pipeline();
+      for (const rowKey of chunk) {
+        pipeline.hmget(
+          this.keys.row(batchId, rowKey),
+          "state",
+          "attempt",
+          "paymentId",
+          "paymentStatus",
+          "paymentUpdatedAt",
+          "paymentCreatedAt",
+        );
+      }
+      ((await pipeline.exec()) ?? []).forEach(([err, value], j) => {
+        if (err) throw err;
+        const [state, attempt, paymentId, paymentStatus, updatedAt, createdAt] = value as (string | null)[];
+        if (!state || !isRowState(state)) {
+          out.push(undefined);
+          return;
+        }
+        out.push({
+          batchId,
+          rowKey: chunk[j]!,
+          state,
+          attempt: Number(attempt ?? 1),
+          paymentId: paymentId || undefined,
+          paymentStatus: paymentStatus || undefined,
+          paymentUpdatedAt: updatedAt ? isoOfStamp(updatedAt) : undefined,
+          paymentCreatedAt: createdAt ? isoOfStamp(createdAt) : undefined,
+        });
+      });
+    }
+    return out;
+  }
+
   async getRow(batchId: string, rowKey: string): Promise<RowRecord | undefined> {
     // Two plain commands, not a pipeline: on an auto-pipelined connection they share one write anyway.
     const [staticJson, hash, sourceKeys] = await Promise.all([
@@ -532,6 +595,41 @@ export class BatchStore {
       const json = statics[i];
       if (json && hash.state)
         rows.push(this.rowFrom(batchId, rowKey, decodeStaticRow(rowKey, json, sourceKeys), hash));
+    });
+    return rows;
+  }
+
+  /**
+   * The rows with these keys as an audit holds them against the ledger (missing ones left out): the
+   * static record (instruction, row number) and the state, attempt and payment, in one pipeline,
+   * without the history a full row carries.
+   */
+  async auditRows(batchId: string, rowKeys: readonly string[]): Promise<AuditedRow[]> {
+    if (rowKeys.length === 0) return [];
+    const sourceKeys = await this.sourceKeys(batchId);
+    const pipeline = this.redis.pipeline();
+    pipeline.hmget(this.keys.rows(batchId), ...rowKeys);
+    for (const rowKey of rowKeys)
+      pipeline.hmget(this.keys.row(batchId, rowKey), "state", "attempt", "paymentId");
+    const results = (await pipeline.exec()) ?? [];
+    const [staticsErr, statics] = results[0] as [Error | null, (string | null)[]];
+    if (staticsErr) throw staticsErr;
+    const rows: AuditedRow[] = [];
+    rowKeys.forEach((rowKey, i) => {
+      const [err, value] = results[i + 1] as [Error | null, (string | null)[]];
+      if (err) throw err;
+      const [state, attempt, paymentId] = value;
+      const json = statics[i];
+      if (!json || !state || !isRowState(state)) return;
+      const { rowNumber, instruction } = decodeStaticRow(rowKey, json, sourceKeys);
+      rows.push({
+        rowKey,
+        rowNumber,
+        instruction,
+        state,
+        attempt: Number(attempt ?? 1),
+        paymentId: paymentId || undefined,
+      });
     });
     return rows;
   }
@@ -574,6 +672,7 @@ export class BatchStore {
       fxRate: optionalNumber(h.fxRate),
       ...(h.fees ? { fees: decodeFees(h.fees, h.currency) } : {}),
       ...(h.paymentUpdatedAt ? { paymentUpdatedAt: isoOfStamp(h.paymentUpdatedAt) } : {}),
+      ...(h.paymentCreatedAt ? { paymentCreatedAt: isoOfStamp(h.paymentCreatedAt) } : {}),
       quote: h.quote ? (JSON.parse(h.quote) as StoredFxQuote) : undefined,
       sentBodyHash: h.sentBodyHash || undefined,
       sentGeneration: optionalNumber(h.sentGeneration),
@@ -611,6 +710,7 @@ export class BatchStore {
         this.keys.counts(batchId),
         this.keys.totals(batchId),
         this.keys.open(batchId),
+        this.keys.createdPerSecond(batchId),
       ],
       args,
     )) as ScriptOutcome;
@@ -771,6 +871,49 @@ export class BatchStore {
   async redisTimeMs(): Promise<number> {
     const [seconds, micros] = await this.redis.time();
     return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  }
+
+  // ---- the ledger's side: checks and the watch of finished batches ---------------------------------
+
+  /** Keeps the outcome of the batch's last ledger check on the batch (shown by status, API, notice). */
+  async recordLedgerCheck(batchId: string, check: LedgerCheck): Promise<void> {
+    await this.redis.hset(this.keys.batch(batchId), "ledger", JSON.stringify(check));
+  }
+
+  /**
+   * Watches a finished batch for returns until `untilMs` (ms), first looking at `nextMs`: both kept in
+   * the watch index (the batch's end of watch on its record).
+   */
+  async watchBatch(batchId: string, nextMs: number, untilMs: number): Promise<void> {
+    await this.redis
+      .multi()
+      .hset(this.keys.batch(batchId), "watchUntil", String(untilMs))
+      .zadd(this.keys.watched, nextMs, batchId)
+      .exec();
+  }
+
+  /** Watched batches whose next look is due at `nowMs`, with when their watch ends (ms). */
+  async watchedBatchesDue(nowMs: number, limit: number): Promise<{ batchId: string; untilMs: number }[]> {
+    const ids = await this.redis.zrangebyscore(this.keys.watched, "-inf", nowMs, "LIMIT", 0, limit);
+    if (ids.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hget(this.keys.batch(id), "watchUntil");
+    const results = (await pipeline.exec()) ?? [];
+    return ids.map((batchId, i) => {
+      const [err, until] = results[i] as [Error | null, string | null];
+      if (err) throw err;
+      return { batchId, untilMs: until === null ? 0 : Number(until) };
+    });
+  }
+
+  /** The watched batch's next look (only while it is still watched). */
+  async rescheduleWatch(batchId: string, nextMs: number): Promise<void> {
+    await this.redis.zadd(this.keys.watched, "XX", nextMs, batchId);
+  }
+
+  /** Stops watching a batch (its window passed, or it no longer exists). */
+  async unwatchBatch(batchId: string): Promise<void> {
+    await this.redis.zrem(this.keys.watched, batchId);
   }
 
   // ---- progress -----------------------------------------------------------------------------------

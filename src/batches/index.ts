@@ -45,6 +45,7 @@ export {
 export { type RecoverBatchOptions, type RecoverBatchResult, recoverBatch } from "./recover-batch.js";
 export { DEFAULT_KEY_PREFIX, type RedisLayout, redisLayout } from "./redis-layout.js";
 export { defineLuaScript, type LuaScript, runScript } from "./redis-scripts.js";
+export { normalisedPaymentTime } from "./row-fields.js";
 export {
   amountNeedle,
   decodeScanCursor,
@@ -57,14 +58,17 @@ export {
   scanRows,
 } from "./row-scan.js";
 export {
+  canFollowPayment,
   canTransition,
   GIVE_UP_ROW_STATES,
   isRowState,
   isTerminalRowState,
+  PAYMENT_ROW_STATES,
   RETRYABLE_ROW_STATES,
   type ResultState,
   ROW_STATES,
   type RowState,
+  rowStateFollowing,
   rowStateForPayment,
   TERMINAL_ROW_STATES,
 } from "./row-state.js";
@@ -82,10 +86,13 @@ export {
   submitBatch,
 } from "./submit-batch.js";
 export type {
+  AuditedRow,
   BatchProgress,
   BatchRecord,
   InvalidRowInput,
   InvalidRowProblem,
+  LedgerCheck,
+  RowHead,
   RowHistoryEntry,
   RowRecord,
   SheetLayout,

@@ -18,6 +18,12 @@
  *   <p>:batch:<id>:feed             hash   the batch's feed (batch-feeder.ts): `cursor` into `order`, `epoch`
  *   <p>:batches:feeding             set    batches whose feed has rows left to hand to the queue
  *   <p>:feed-lock                   string token of the one process feeding right now (SET NX PX)
+ *   <p>:batch:<id>:created-per-s    hash   second of a payment's creation (service clock) → payments of the batch's rows created in it
+ *   <p>:batch:<id>:looks            zset   rows needing a look at their payment (reconcile): row metadata value → last mark (Redis time, ms)
+ *   <p>:batch:<id>:look-hints       hash   the same rows → `<attempt>|<occurredAt ms>|<payment id>` of the last delivery naming them
+ *   <p>:reconcile:due               zset   batches with rows to look at → earliest mark (ms); a reconciler's claim pushes it ahead
+ *   <p>:reconcile:loose             zset   payment ids to look at that name no row (a hint without metadata) → mark (ms)
+ *   <p>:batches:watched             zset   finished batches still watched for returns → next look (ms)
  *
  * (The two sets keep their old key names so data written by an earlier version is still found.)
  *
@@ -49,6 +55,12 @@ export function redisLayout(prefix: string = DEFAULT_KEY_PREFIX) {
     feed: (id: string) => `${batch(id)}:feed`,
     feeding: `${prefix}:batches:feeding`,
     feedLock: `${prefix}:feed-lock`,
+    createdPerSecond: (id: string) => `${batch(id)}:created-per-s`,
+    looks: (id: string) => `${batch(id)}:looks`,
+    lookHints: (id: string) => `${batch(id)}:look-hints`,
+    lookDue: `${prefix}:reconcile:due`,
+    looseLooks: `${prefix}:reconcile:loose`,
+    watched: `${prefix}:batches:watched`,
   };
 }
 

@@ -10,6 +10,7 @@ import { REFERENCE_REUSED } from "./adopt-payment.js";
 import { RECORDED_NOTE_CODE } from "./row-fields.js";
 import {
   luaAdoptableFromErrorTable,
+  luaFollowTable,
   luaGiveUpTable,
   luaRankTable,
   RETRYABLE_ROW_STATES,
@@ -41,23 +42,33 @@ const HISTORY_LINE = `
 local function history_line(now, from, to, attempt, note)
   return now .. ' ' .. (from or '-') .. ' ' .. to .. ' ' .. attempt .. ' ' .. note .. '\\n'
 end
-local function append_history(key, line)
-  local h = (redis.call('HGET', key, 'history') or '') .. line
+-- The history with a line added, keeping only the latest HISTORY_MAX lines.
+local function with_line(h, line)
+  h = h .. line
   local _, n = string.gsub(h, '\\n', '')
   while n > ${HISTORY_MAX} do
     h = string.sub(h, string.find(h, '\\n', 1, true) + 1)
     n = n - 1
   end
-  redis.call('HSET', key, 'history', h)
+  return h
+end
+local function append_history(key, line)
+  redis.call('HSET', key, 'history', with_line(redis.call('HGET', key, 'history') or '', line))
 end
 -- Puts the payment id a row is about to lose back into the history notes that hold its mark
 -- (row-fields.ts PAYMENT_ID_MARK, byte 1), so the mark always stands for the row's current payment.
 -- The id goes in as JSON string content (a note is JSON text): a quote or backslash stays escaped.
+-- Returns the history unchanged when it holds no mark.
+local function with_payment_id(h, payment_id)
+  if not string.find(h, '\\1', 1, true) then return h end
+  local json = string.sub(cjson.encode(payment_id), 2, -2)
+  return (string.gsub(h, '\\1', (string.gsub(json, '%%', '%%%%'))))
+end
 local function expand_payment_mark(key, payment_id)
   local h = redis.call('HGET', key, 'history')
-  if h and string.find(h, '\\1', 1, true) then
-    local json = string.sub(cjson.encode(payment_id), 2, -2)
-    redis.call('HSET', key, 'history', (string.gsub(h, '\\1', (string.gsub(json, '%%', '%%%%')))))
+  if h then
+    local expanded = with_payment_id(h, payment_id)
+    if expanded ~= h then redis.call('HSET', key, 'history', expanded) end
   end
 end
 `;
@@ -91,8 +102,7 @@ end
 const OPEN_INDEX_UPDATE = `
 if KEYS[4] then
   local member = string.match(KEYS[1], '.*:row:(.*)$')
-  local st = redis.call('HGET', KEYS[1], 'state')
-  if rank[st] == 3 or not redis.call('HGET', KEYS[1], 'paymentId') then
+  if rank[to] == 3 or not payment_now then
     redis.call('ZREM', KEYS[4], member)
   else
     local t = redis.call('TIME')
@@ -144,13 +154,23 @@ export const SEND_ONLY_FIELDS = [
 ] as const;
 
 /**
- * Changes a row: optionally its state (forward only), and fields. An empty field value deletes it.
- * KEYS: row, counts, totals[, open index]. ARGV: expected attempt ('' = any), target state ('' = keep),
- * now, note (JSON string or 'null'), number of conditions n, then n pairs (field, value the caller
- * read; '' = the field was absent), then field/value pairs to write.
+ * Changes a row: optionally its state (forward only, or following its own payment between final
+ * states: row-state.ts canFollowPayment), and fields. An empty field value deletes it.
+ * KEYS: row, counts, totals[, open index[, payments created per second]]. ARGV: expected attempt
+ * ('' = any), target state ('' = keep), now, note (JSON string or 'null'), number of conditions n,
+ * then n pairs (field, value the caller read; '' = the field was absent), then field/value pairs to
+ * write.
  * Returns {outcome, state before, attempt}: outcome is ok | missing | stale | terminal | refused |
  * outdated (the `paymentUpdatedAt` field, when given, is older than the stored one) | changed (a
  * condition field no longer holds what the caller read: another run wrote it meanwhile).
+ *
+ * A row in a final payment state follows its payment to another one only when the change names the
+ * row's own payment (`paymentId`) and carries a `paymentUpdatedAt` newer than the stored one: the
+ * service's newest word wins, an older or equal snapshot never moves a final row.
+ *
+ * The batch's count of payments created per second (redis-layout.ts `createdPerSecond`, what the
+ * reconciler sizes its page reads by) counts a row's payment once, when a change first records its
+ * `paymentCreatedAt`.
  */
 export const TRANSITION_ROW = script(
   "transitionRow",
@@ -158,10 +178,14 @@ export const TRANSITION_ROW = script(
 local rank = ${luaRankTable()}
 local adoptable = ${luaAdoptableFromErrorTable()}
 local giveUp = ${luaGiveUpTable()}
-local paymentFinal = {completed=true, failed=true, canceled=true}
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing', '', ''} end
-local cur = redis.call('HGET', KEYS[1], 'state')
-local att = redis.call('HGET', KEYS[1], 'attempt')
+local follow = ${luaFollowTable()}
+local paymentFinal = {completed=true, failed=true, canceled=true, returned=true}
+local sendOnly = {${SEND_ONLY_FIELDS.map((f) => `'${f}'`).join(", ")}}
+-- What the change needs of the row, in one read (its history only when that is rewritten).
+local row = redis.call('HMGET', KEYS[1], 'state', 'attempt', 'paymentId', 'paymentUpdatedAt', 'currency',
+  'amount', 'paymentCreatedAt', 'requoteGeneration')
+local cur, att = row[1], row[2]
+if not cur then return {'missing', '', ''} end
 if ARGV[1] ~= '' and ARGV[1] ~= att then return {'stale', cur, att} end
 local conditions = tonumber(ARGV[5])
 for i = 6, 5 + conditions * 2, 2 do
@@ -171,16 +195,29 @@ for i = 6, 5 + conditions * 2, 2 do
 end
 local first = 6 + conditions * 2
 -- A payment snapshot older than the one already applied changes nothing. Times compare by their
--- milliseconds (a stamp, or an earlier version's ISO time), else as text.
+-- milliseconds (a stamp, or an earlier version's ISO time), else as text. \`newer\`: the change
+-- carries a snapshot strictly newer than the stored one (or the row stores none); \`same\`: it names
+-- the row's own payment. Both are needed for a final row to follow its payment.
+local newer, same = false, false
+local stored_payment, seen = row[3], row[4]
 for i = first, #ARGV, 2 do
   if ARGV[i] == 'paymentUpdatedAt' and ARGV[i + 1] ~= '' then
-    local seen = redis.call('HGET', KEYS[1], 'paymentUpdatedAt')
     if seen then
       local given_ms, seen_ms = time_ms(ARGV[i + 1]), time_ms(seen)
       local older
-      if given_ms and seen_ms then older = given_ms < seen_ms else older = ARGV[i + 1] < seen end
+      if given_ms and seen_ms then
+        older = given_ms < seen_ms
+        newer = given_ms > seen_ms
+      else
+        older = ARGV[i + 1] < seen
+        newer = ARGV[i + 1] > seen
+      end
       if older then return {'outdated', cur, att} end
+    else
+      newer = true
     end
+  elseif ARGV[i] == 'paymentId' then
+    same = stored_payment ~= false and stored_payment == ARGV[i + 1]
   end
 end
 local to = ARGV[2]
@@ -194,50 +231,76 @@ else
   local allowed
   if cur == 'error' then allowed = adoptable[to] == true
   elseif giveUp[to] then allowed = cur == 'queued'
+  elseif follow[cur] then allowed = follow[cur][to] == true and newer and same
+  elseif to == 'returned' then allowed = false
   else allowed = rank[to] ~= nil and rank[to] > rank[cur] end
   if not allowed then return {'refused', cur, att} end
 end
+-- The writes, gathered: one HSET and at most one HDEL for the whole change.
+local sets, dels = {}, {}
+local history, history_changed = nil, false
+local payment_now, generation = stored_payment, row[8]
 for i = first, #ARGV, 2 do
   local field, value = ARGV[i], ARGV[i + 1]
   if field == 'paymentId' then
-    local had = redis.call('HGET', KEYS[1], 'paymentId')
-    if had and had ~= value then expand_payment_mark(KEYS[1], had) end
+    if stored_payment and stored_payment ~= value then
+      history = history or redis.call('HGET', KEYS[1], 'history') or ''
+      local expanded = with_payment_id(history, stored_payment)
+      if expanded ~= history then history, history_changed = expanded, true end
+    end
+    payment_now = value ~= '' and value or false
+  elseif field == 'paymentCreatedAt' and KEYS[5] and value ~= '' then
+    -- Counted once per payment: when the row first records this creation time.
+    if row[7] ~= value then
+      local ms = time_ms(value)
+      if ms then redis.call('HINCRBY', KEYS[5], tostring(math.floor(ms / 1000)), 1) end
+    end
   elseif field == 'fees' then
     -- Fees in the row's own currency need not say it (row-fields.ts).
-    local currency = redis.call('HGET', KEYS[1], 'currency')
+    local currency = row[5]
     if currency and string.sub(value, 1, #currency + 1) == currency .. '|' then
       value = string.sub(value, #currency + 2)
     end
+  elseif field == 'requoteGeneration' then
+    generation = value ~= '' and value or false
   end
   if value == '' then
-    redis.call('HDEL', KEYS[1], field)
+    dels[#dels + 1] = field
   else
-    redis.call('HSET', KEYS[1], field, value)
+    sets[#sets + 1] = field
+    sets[#sets + 1] = value
   end
 end
-redis.call('HSET', KEYS[1], 'updatedAt', now)
+sets[#sets + 1] = 'updatedAt'
+sets[#sets + 1] = now
 if changes then
-  redis.call('HSET', KEYS[1], 'state', to)
-  local currency = redis.call('HGET', KEYS[1], 'currency')
-  local amount = tonumber(redis.call('HGET', KEYS[1], 'amount'))
+  sets[#sets + 1] = 'state'
+  sets[#sets + 1] = to
+  local currency = row[5]
+  local amount = tonumber(row[6])
   redis.call('HINCRBY', KEYS[2], cur, -1)
   redis.call('HINCRBY', KEYS[2], to, 1)
   redis.call('HINCRBY', KEYS[3], cur .. '|' .. currency, -amount)
   redis.call('HINCRBY', KEYS[3], to .. '|' .. currency, amount)
 end
+if changes or note ~= 'null' then
+  history = with_line(history or redis.call('HGET', KEYS[1], 'history') or '', history_line(now, cur, to, att, note))
+  history_changed = true
+end
+if history_changed then
+  sets[#sets + 1] = 'history'
+  sets[#sets + 1] = history
+end
+redis.call('HSET', KEYS[1], unpack(sets))
 -- A row whose payment reached a terminal state never sends again, and only an \`error\` row's retry
 -- asks when its last request was sent: what the sends needed is dropped (issue 9, point 6: Redis per row).
-if changes and paymentFinal[to] and redis.call('HEXISTS', KEYS[1], 'paymentId') == 1 then
-  redis.call('HDEL', KEYS[1], ${SEND_ONLY_FIELDS.map((f) => `'${f}'`).join(", ")})
+if changes and paymentFinal[to] and payment_now then
+  for _, f in ipairs(sendOnly) do dels[#dels + 1] = f end
   -- Readers take an absent generation for 0 (batch-store.ts rowFrom, the scripts here); any other
   -- generation stays, as the row's Idempotency-Key shown in its result is derived from it.
-  if redis.call('HGET', KEYS[1], 'requoteGeneration') == '0' then
-    redis.call('HDEL', KEYS[1], 'requoteGeneration')
-  end
+  if generation == '0' then dels[#dels + 1] = 'requoteGeneration' end
 end
-if changes or note ~= 'null' then
-  append_history(KEYS[1], history_line(now, cur, to, att, note))
-end
+if #dels > 0 then redis.call('HDEL', KEYS[1], unpack(dels)) end
 ${OPEN_INDEX_UPDATE}
 return {'ok', cur, att}
 `,

@@ -42,6 +42,15 @@ export function isoOfStamp(text: string): string {
 }
 
 /**
+ * A payment's time (`createdAt`, `updatedAt`) in the one ISO form rows store and compare (the Lua
+ * scripts compare times as milliseconds, or as text when a time does not parse).
+ */
+export function normalisedPaymentTime(iso: string): string {
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? iso : new Date(ms).toISOString();
+}
+
+/**
  * A payment's `updatedAt` (normalised with toISOString) as a stamp, when the stamp reads back to the
  * very same text; anything else is stored as it is (escaped with `=` if it has no `-` or `:`, so it
  * cannot be taken for a stamp).

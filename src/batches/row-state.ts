@@ -4,12 +4,20 @@
  *   queued ─▶ submitted ─▶ in-progress ─▶ completed | failed | canceled
  *      └──────────────────────────────────▶ rejected | error
  *
- * `completed`, `failed`, `canceled`, `rejected` and `error` are terminal: only an operator retry (a new
- * attempt) leaves them. `rejected` and `error` (a run giving up) are entered from `queued` only: a row
- * that reached a payment's state never goes back to "not paid" or "unknown". One exception keeps the ledger in charge (docs/design.md §3.3): a row in `error`
- * (we gave up without knowing the outcome) may still learn from the service that its payment exists,
- * and then moves to that payment's state. `invalid` rows never enter the pipeline; they are recorded
- * for the result file only.
+ * `completed`, `failed`, `canceled`, `returned`, `rejected` and `error` are terminal: only an operator
+ * retry (a new attempt) leaves them for a new payment. `rejected` and `error` (a run giving up) are
+ * entered from `queued` only: a row that reached a payment's state never goes back to "not paid" or
+ * "unknown". Two exceptions keep the ledger in charge (docs/design.md §3.3, §3.5):
+ *
+ * - a row in `error` (we gave up without knowing the outcome) may still learn from the service that
+ *   its payment exists, and then moves to that payment's state;
+ * - a row whose payment reached a final status follows that same payment wherever the service takes
+ *   it later, when the service's snapshot is newer than the one the row holds ({@link canFollowPayment}):
+ *   a `completed` payment reported `failed` or `canceled` makes the row `returned` (the payee was paid,
+ *   then the money came back: an ACH return), and a failed, canceled or returned payment reported
+ *   `completed` again makes the row `completed`.
+ *
+ * `invalid` rows never enter the pipeline; they are recorded for the result file only.
  */
 import type { PaymentStatus } from "../payouts-api/wire-types.js";
 
@@ -20,6 +28,7 @@ export const ROW_STATES = [
   "completed",
   "failed",
   "canceled",
+  "returned",
   "rejected",
   "error",
 ] as const;
@@ -32,9 +41,18 @@ export const TERMINAL_ROW_STATES: readonly RowState[] = [
   "completed",
   "failed",
   "canceled",
+  "returned",
   "rejected",
   "error",
 ];
+
+/**
+ * The states of a row that records its payment (the row scripts set the state and the payment id
+ * together, and a new attempt clears both): what an audit expects the service to hold a payment for.
+ */
+export const PAYMENT_ROW_STATES: readonly RowState[] = ROW_STATES.filter(
+  (s) => s !== "queued" && s !== "rejected" && s !== "error",
+);
 
 /**
  * States a run of the payment job writes when it gives up on an attempt. They may only replace
@@ -43,8 +61,17 @@ export const TERMINAL_ROW_STATES: readonly RowState[] = [
  */
 export const GIVE_UP_ROW_STATES: readonly RowState[] = ["rejected", "error"];
 
-/** States an operator retry may start a new attempt from (never in-flight or paid rows). */
-export const RETRYABLE_ROW_STATES: readonly RowState[] = ["failed", "canceled", "rejected", "error"];
+/**
+ * States an operator retry may start a new attempt from (never in-flight or paid rows). A `returned`
+ * row was paid and the money came back: it is unpaid now, and paying it again is an operator's call.
+ */
+export const RETRYABLE_ROW_STATES: readonly RowState[] = [
+  "failed",
+  "canceled",
+  "returned",
+  "rejected",
+  "error",
+];
 
 const RANK: Readonly<Record<RowState, number>> = {
   queued: 0,
@@ -53,6 +80,7 @@ const RANK: Readonly<Record<RowState, number>> = {
   completed: 3,
   failed: 3,
   canceled: 3,
+  returned: 3,
   rejected: 3,
   error: 3,
 };
@@ -74,12 +102,49 @@ export function isTerminalRowState(state: RowState): boolean {
   return TERMINAL_ROW_STATES.includes(state);
 }
 
-/** Whether a row may move from `from` to `to` (the Lua script in redis-scripts.ts applies the same rule). */
+/**
+ * Where a row whose payment reached a final status may follow that payment, given a newer snapshot of
+ * the same payment: `returned` only from `completed` (a payment that never completed simply failed),
+ * and never from `returned` back to `failed` or `canceled` (it stays `returned`: it was paid once).
+ */
+const FOLLOWS: Readonly<Partial<Record<RowState, readonly RowState[]>>> = {
+  completed: ["returned"],
+  failed: ["completed", "canceled"],
+  canceled: ["completed", "failed"],
+  returned: ["completed"],
+};
+
+/**
+ * Whether a row may move from `from` to `to` on its own (forward only; the Lua script in
+ * redis-scripts.ts applies the same rule). Moves between final payment states are not forward moves:
+ * see {@link canFollowPayment}.
+ */
 export function canTransition(from: RowState, to: RowState): boolean {
   if (from === to) return false;
   if (from === "error") return ADOPTABLE_FROM_ERROR.includes(to);
   if (GIVE_UP_ROW_STATES.includes(to)) return from === "queued";
+  if (FOLLOWS[from] !== undefined || to === "returned") return false;
   return RANK[to] > RANK[from];
+}
+
+/**
+ * Whether a row in a final payment state may follow its own payment to `to`: only with a snapshot of
+ * that same payment newer than the one the row holds (the Lua script checks both).
+ */
+export function canFollowPayment(from: RowState, to: RowState): boolean {
+  return FOLLOWS[from]?.includes(to) === true;
+}
+
+/**
+ * The row state for a payment's status, given the row's current state: a `completed` (or already
+ * `returned`) row whose payment is now `failed` or `canceled` is `returned`; otherwise as
+ * {@link rowStateForPayment}.
+ */
+export function rowStateFollowing(current: RowState, status: PaymentStatus): RowState {
+  if ((status === "failed" || status === "canceled") && (current === "completed" || current === "returned")) {
+    return "returned";
+  }
+  return rowStateForPayment(status);
 }
 
 /** The row state that reflects a payment's status on the service. */
@@ -105,6 +170,14 @@ export function luaRankTable(): string {
 
 export function luaGiveUpTable(): string {
   return `{${GIVE_UP_ROW_STATES.map((s) => `["${s}"]=true`).join(",")}}`;
+}
+
+/** Lua table literal of {@link FOLLOWS}: `follow[from][to] = true`. */
+export function luaFollowTable(): string {
+  const entries = Object.entries(FOLLOWS).map(
+    ([from, tos]) => `["${from}"]={${(tos ?? []).map((t) => `["${t}"]=true`).join(",")}}`,
+  );
+  return `{${entries.join(",")}}`;
 }
 
 export function luaAdoptableFromErrorTable(): string {

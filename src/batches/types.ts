@@ -43,6 +43,25 @@ export interface BatchRecord {
   finishedAt?: string | undefined;
   /** Who submitted it: a user or token name, or a system identity (`cli:<os user>`, `system:inbox`). */
   submittedBy?: string | undefined;
+  /** The outcome of the batch's last check against the service's ledger (`payouts audit`). */
+  ledger?: LedgerCheck | undefined;
+}
+
+/** What the last ledger check of a batch found, as kept on the batch (src/ledger-audit). */
+export interface LedgerCheck {
+  /** ISO time the check finished. */
+  at: string;
+  /** Valid rows held against the ledger. */
+  rows: number;
+  /** Payments the service holds for the batch. */
+  payments: number;
+  /** Rows whose payments (or absence of one) agree with the ledger. */
+  matched: number;
+  differences: number;
+  /** Differences by kind (ledger-audit's DIFFERENCE_KINDS). */
+  byKind: Record<string, number>;
+  /** One line for people: `ledger: 20,000 rows match, 0 differences`. */
+  summary: string;
 }
 
 /** What a result file needs to look like the sheet it answers. */
@@ -123,6 +142,8 @@ export interface RowRecord {
   fees?: Fee[] | undefined;
   /** The payment's `updatedAt` last applied (normalised ISO): an older snapshot never overwrites it. */
   paymentUpdatedAt?: string | undefined;
+  /** The payment's `createdAt` (normalised ISO), where it sits in the service's lists. */
+  paymentCreatedAt?: string | undefined;
   quote: StoredFxQuote | undefined;
   /** sha256 of the body last (possibly) sent, and the generation (key) it was sent under. */
   sentBodyHash: string | undefined;
@@ -136,6 +157,25 @@ export interface RowRecord {
   updatedAt: string;
   history: RowHistoryEntry[];
 }
+
+/** What reconciliation reads of a row (BatchStore.rowHeads): no static record, no history. */
+export type RowHead = Pick<
+  RowRecord,
+  | "batchId"
+  | "rowKey"
+  | "state"
+  | "attempt"
+  | "paymentId"
+  | "paymentStatus"
+  | "paymentUpdatedAt"
+  | "paymentCreatedAt"
+>;
+
+/** What an audit holds against the ledger of a row (BatchStore.auditRows): no history. */
+export type AuditedRow = Pick<
+  RowRecord,
+  "rowKey" | "rowNumber" | "instruction" | "state" | "attempt" | "paymentId"
+>;
 
 /** Counts by state and money per currency and state, in minor units of that currency. */
 export interface BatchProgress {

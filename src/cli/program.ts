@@ -8,6 +8,7 @@ import { ConfigError, loadConfig } from "../config/index.js";
 import { clusterNodesFromEnv, hashTaggedPrefix } from "../redis/index.js";
 import { configureSheetLimits } from "../sheets/index.js";
 import { registerApprove } from "./commands/approve.js";
+import { registerAudit } from "./commands/audit.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerReject } from "./commands/reject.js";
 import { registerResult } from "./commands/result.js";
@@ -44,6 +45,7 @@ export function buildProgram(): Command {
   registerServe(program);
   registerWebhook(program);
   registerResult(program);
+  registerAudit(program);
   registerWatch(program);
   registerRetry(program);
   registerUser(program);

@@ -32,6 +32,9 @@ const url = (name: string) =>
   }, `${name} must be an absolute URL`);
 
 const intFrom = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+/** How long finished batches are watched for returns by default: the longest ACH return window. */
+export const DEFAULT_RETURN_WATCH_DAYS = 60;
 const FeedWindow = intFrom(1, 1_000_000);
 
 const EnvSchema = z.object({
@@ -86,6 +89,11 @@ const EnvSchema = z.object({
   HTTP_TRUST_PROXY: z.enum(["true", "false"]).default("false"),
   /** `payouts worker` serves /metrics on this port (0: off). */
   METRICS_PORT: intFrom(0, 65535).default(0),
+  /**
+   * Days a finished batch stays watched for returns (a completed payment the service later reports
+   * failed or canceled: ACH returns come up to 60 days later); 0: not watched.
+   */
+  PAYOUTS_RETURN_WATCH_DAYS: intFrom(0, 3650).default(DEFAULT_RETURN_WATCH_DAYS),
   // Reading limits for every sheet (src/sheets/limits.ts holds the defaults and says why).
   SHEET_MAX_FILE_MB: intFrom(1, 1_000_000).optional(),
   SHEET_MAX_PART_MB: intFrom(1, 4095).optional(),
@@ -127,6 +135,8 @@ export interface AppConfig {
   uploadLimitBytes: number;
   trustProxy: boolean;
   metricsPort: number;
+  /** Days a finished batch stays watched for returns (0: not watched). */
+  returnWatchDays: number;
   /** Overrides of the sheet reading limits (unset: the defaults of src/sheets/limits.ts). */
   sheetLimits: Partial<SheetLimits>;
 }
@@ -181,6 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     uploadLimitBytes: e.UPLOAD_LIMIT_MB * 1024 * 1024,
     trustProxy: e.HTTP_TRUST_PROXY === "true",
     metricsPort: e.METRICS_PORT,
+    returnWatchDays: e.PAYOUTS_RETURN_WATCH_DAYS,
     sheetLimits: {
       maxFileBytes: mib(e.SHEET_MAX_FILE_MB),
       maxPartBytes: mib(e.SHEET_MAX_PART_MB),

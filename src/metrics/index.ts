@@ -10,6 +10,7 @@
  *   payouts_http_request_duration_seconds{method,route,status}     our own HTTP API (server)
  *   payouts_queue_jobs{queue,state}                          BullMQ jobs waiting, active, delayed, failed
  *   payouts_rows{state}                                      rows of unfinished batches by state
+ *   payouts_rows_returned_total                              rows whose completed payment came back (worker)
  */
 import type { Queue, Worker } from "bullmq";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
@@ -37,6 +38,17 @@ const serviceRequestSeconds = new Histogram({
   buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
   registers: [processRegistry],
 });
+
+const rowsReturnedTotal = new Counter({
+  name: "payouts_rows_returned_total",
+  help: "Rows whose completed payment the service later reported failed or canceled (returned).",
+  registers: [processRegistry],
+});
+
+/** Counts one returned row (the reconciler's hook in the worker). */
+export function countReturnedRow(): void {
+  rowsReturnedTotal.inc();
+}
 
 /** `/payments/pay_123/fees` → `/payments/:id/fees`: one series per route, not per payment. */
 export function routeOf(path: string): string {

@@ -31,6 +31,8 @@ export interface BatchFinishedSummary {
   submittedBy?: string | undefined;
   /** For a batch that needed approval: who approved it and when, or who rejected it and why. */
   approval?: ApprovalSummary | undefined;
+  /** The batch held against the service's ledger (`payouts audit`), when it was: its one-line outcome. */
+  ledger?: string | undefined;
 }
 
 /** The approval part of notifications: who decided, when. */
@@ -82,6 +84,7 @@ export function batchFinishedSummary(
     resultFile,
     ...(progress.batch.submittedBy ? { submittedBy: progress.batch.submittedBy } : {}),
     ...(approval ? { approval: approvalSummary(approval) } : {}),
+    ...(progress.batch.ledger ? { ledger: progress.batch.ledger.summary } : {}),
   };
 }
 
@@ -105,6 +108,11 @@ export interface BatchFinishedHandlerOptions {
   logger?: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
   /** The batch's approval record, if it needed one (src/approvals), for the summary. */
   approvalOf?: ((batchId: string) => Promise<ApprovalRecord | undefined>) | undefined;
+  /**
+   * Runs once the final result file is written, before the summary is read and sent: the ledger
+   * check of the batch (src/ledger-audit), whose outcome the summary then carries.
+   */
+  beforeNotify?: ((batchId: string) => Promise<void>) | undefined;
 }
 
 /**
@@ -117,10 +125,14 @@ export function batchFinishedHandler(
   return async (batchId) => {
     try {
       await options.outbox.writeNow(batchId);
-      const progress = await options.store.progress(batchId);
+      let progress = await options.store.progress(batchId);
       if (!progress) return;
       const resultFile = defaultResultPath(options.dataDir, progress.batch, progress.batch.sheet.format);
       options.logger?.info({ batchId, resultFile, counts: progress.counts }, "batch finished");
+      if (options.beforeNotify) {
+        await options.beforeNotify(batchId);
+        progress = (await options.store.progress(batchId)) ?? progress;
+      }
       if (!options.notify) return;
       const approval = await options.approvalOf?.(batchId);
       const status = await sendBatchFinished(

@@ -1,6 +1,6 @@
 /**
  * Notifications this tool sends to NOTIFY_URL, as Standard Webhooks: `sendNotification` for any event
- * (its type, its data), and the batch-finished summary and handler built on it.
+ * (its type, its data), and the events built on it (the batch-finished summary, `payout.returned`).
  */
 export {
   type ApprovalSummary,
@@ -19,3 +19,10 @@ export {
   sendNotification,
   verifyNotification,
 } from "./send-notification.js";
+export {
+  type PayoutReturnedEvent,
+  type PayoutReturnedHandlerOptions,
+  payoutReturnedEvent,
+  payoutReturnedHandler,
+  type ReturnedRowInfo,
+} from "./payout-returned.js";

@@ -24,7 +24,7 @@ export {
   parseRetryAfter,
   RETRYABLE_TRANSPORT_CODES,
 } from "./errors.js";
-export { paginate } from "./pagination.js";
+export { pages, paginate } from "./pagination.js";
 export { type ListQuery, toQueryString } from "./query.js";
 export type { AttemptInfo, ClientLogger, HttpMethod, RequestHooks } from "./request.js";
 export type { PaymentCreateOptions } from "./resources/payments.js";

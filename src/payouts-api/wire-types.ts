@@ -377,6 +377,15 @@ export type PaymentCreate = {
  */
 export const PaymentFx = z.object({ debitAmount: z.number().int(), usdToForeignRate: z.number().positive() });
 
+/**
+ * Why a payment failed or was canceled, when the service says.
+ * ASSUMPTION: a `failed` or `canceled` payment may carry `failureReason: { code, message }` (for an
+ * ACH return, the return code such as `R01` and its text); the spec shows no such field, so it is
+ * optional and the client works without it.
+ */
+export const PaymentFailureReason = z.object({ code: z.string(), message: z.string() });
+export type PaymentFailureReason = z.infer<typeof PaymentFailureReason>;
+
 export const Payment = z.object({
   id: z.string().startsWith("pay_"),
   status: PaymentStatus,
@@ -392,6 +401,7 @@ export const Payment = z.object({
   attachmentId: z.string().optional(),
   fees: z.array(Fee),
   fx: PaymentFx.optional(),
+  failureReason: PaymentFailureReason.optional(),
   ...created,
 });
 export type Payment = z.infer<typeof Payment>;

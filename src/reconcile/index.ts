@@ -1,28 +1,59 @@
-/** Public face of reconciliation: webhook-driven and swept look-ups that move rows forward. */
+/** Public face of reconciliation: webhook hints mark rows; looks read their payments by pages. */
+export {
+  type Claim,
+  type DueMark,
+  decodeHint,
+  encodeHint,
+  LOOSE_BATCH,
+  type LookHint,
+  LookIndex,
+  type LookMark,
+} from "./look-index.js";
+export {
+  type CreationWindow,
+  creationWindows,
+  type LookPlan,
+  PAGE_SIZE,
+  type PlacedRow,
+  paymentsBetween,
+  planLook,
+  secondsToCount,
+} from "./look-plan.js";
+export {
+  createLookRunner,
+  DEFAULT_DRAINING_QUIET_MS,
+  DEFAULT_RECONCILE_DEBOUNCE_MS,
+  type LookReport,
+  type LookRunner,
+  type LookRunnerOptions,
+} from "./look-runner.js";
 export {
   createReconcileProcessor,
+  PAYMENT_RETURNED,
   type ReconcileHooks,
   type ReconcileLogger,
   type ReconcileProcessor,
   type ReconcileProcessorOptions,
   type ReconcileResult,
+  type ReturnedRow,
 } from "./reconcile-processor.js";
 export {
   createReconcileQueue,
-  DEFAULT_RECONCILE_DEBOUNCE_MS,
+  DUE_AT_ONCE_MS,
+  type LookRequest,
+  lookMarker,
+  lookMarkOf,
   RECONCILE_JOB_OPTIONS,
   RECONCILE_QUEUE_NAME,
   type ReconcileEnqueuer,
   type ReconcileJobData,
-  reconcileDedupId,
-  reconcileEnqueuer,
-  reconcileJobOptions,
   SWEEP_SCHEDULER_ID,
 } from "./reconcile-queue.js";
 export {
   DEFAULT_RECONCILE_CONCURRENCY,
   DEFAULT_STALE_AFTER_MS,
   DEFAULT_SWEEP_EVERY_MS,
+  DEFAULT_WATCH_EVERY_MS,
   type ReconcileService,
   type ReconcileServiceOptions,
   startReconcileService,

@@ -1,9 +1,12 @@
 /**
- * What a reconcile job does, independent of BullMQ: fetch the payment, find its row from the
- * payment's own metadata (the ledger names its batch, row and attempt: docs/design.md §3.3), and move the
- * row forward. Every step is safe to repeat and to run in any order:
+ * What reconciliation does with a payment the service showed (a page of the batch's payments, or the
+ * odd `GET /payments/{id}`), independent of how it was read: find its row from the payment's own
+ * metadata (the ledger names its batch, row and attempt: docs/design.md §3.3), and move the row to
+ * follow it. Every step is safe to repeat and to run in any order:
  *
- *   - states only move forward (the row's Lua script refuses anything else);
+ *   - states only move forward (the row's Lua script refuses anything else), except that a row in a
+ *     final payment state follows its own payment to another final state on a newer snapshot: a
+ *     completed payment later reported failed or canceled makes the row `returned`;
  *   - a snapshot whose `updatedAt` is older than the one the row holds changes nothing (`outdated`);
  *   - a payment of another attempt of the row (an operator retry started since) changes nothing;
  *   - a row that has no payment yet (the worker has not recorded its create response) adopts it.
@@ -11,9 +14,10 @@
 import {
   type BatchStore,
   isTerminalRowState,
+  normalisedPaymentTime,
   type RowChangeOutcome,
-  type RowRecord,
-  rowStateForPayment,
+  type RowHead,
+  rowStateFollowing,
 } from "../batches/index.js";
 import { PayoutsApiNotFoundError, type PayoutsClient } from "../payouts-api/index.js";
 import { METADATA_VALUE_MAX, type Payment } from "../payouts-api/wire-types.js";
@@ -25,11 +29,26 @@ export interface ReconcileLogger {
   error(obj: object, msg?: string): void;
 }
 
+/** A row whose completed payment the service now reports failed or canceled (it became `returned`). */
+export interface ReturnedRow {
+  batchId: string;
+  rowKey: string;
+  paymentId: string;
+  /** The payment's status now: `failed` or `canceled`. */
+  paymentStatus: Payment["status"];
+  /** When the service says it happened: the payment's `updatedAt`. */
+  returnedAt: string;
+  /** The service's reason, when it gives one. */
+  reason?: { code: string; message: string } | undefined;
+}
+
 export interface ReconcileHooks {
   /** Called (not awaited) after any row change this module makes, e.g. to rewrite the result file. */
   onRowsChanged?: (batchId: string) => void | Promise<void>;
   /** Called once per batch, when every valid row is terminal and the batch was marked finished. */
   onBatchFinished?: (batchId: string) => void | Promise<void>;
+  /** Called (not awaited) once per row that became `returned` (its notification, metrics). */
+  onRowReturned?: (returned: ReturnedRow) => void | Promise<void>;
 }
 
 export interface ReconcileProcessorOptions extends ReconcileHooks {
@@ -42,6 +61,11 @@ export interface ReconcileProcessorOptions extends ReconcileHooks {
    * rows that turn final meanwhile into the same check. Default {@link DEFAULT_FINISH_CHECK_DELAY_MS}.
    */
   finishCheckDelayMs?: number;
+  /**
+   * How long a finished batch stays watched for returns (ms; 0: not at all), and how often it is
+   * looked at meanwhile. Default: not watched (the reconcile service passes the settings).
+   */
+  watch?: { forMs: number; everyMs: number } | undefined;
 }
 
 /**
@@ -71,11 +95,26 @@ const FAILURE_CODES: Partial<Record<Payment["status"], { code: string; message: 
   canceled: { code: "PAYMENT_CANCELED", message: "the payment was canceled on the Payouts Service" },
 };
 
-/** ISO text in one format, so the Lua script can compare times as strings. */
-function normalisedIso(iso: string): string {
-  const ms = Date.parse(iso);
-  return Number.isNaN(ms) ? iso : new Date(ms).toISOString();
+/** The code a `returned` row carries (README "Returned payouts"). */
+export const PAYMENT_RETURNED = "PAYMENT_RETURNED";
+
+/** The row's error code and message for a payment in `status`, given the row state it leads to. */
+function outcomeText(payment: Payment, target: string): { code: string; message: string } | undefined {
+  const reason = payment.failureReason
+    ? ` (${payment.failureReason.code}: ${payment.failureReason.message})`
+    : "";
+  if (target === "returned") {
+    return {
+      code: PAYMENT_RETURNED,
+      message: `the payment completed, then the Payouts Service reported it ${payment.status} at ${payment.updatedAt}${reason}; the payee was not paid`,
+    };
+  }
+  const failure = FAILURE_CODES[payment.status];
+  return failure ? { code: failure.code, message: `${failure.message}${reason}` } : undefined;
 }
+
+/** A row change refused because the row moved meanwhile is tried again with a fresh read, this often. */
+const MAX_REREADS = 2;
 
 export function createReconcileProcessor(options: ReconcileProcessorOptions) {
   const { store, client, logger } = options;
@@ -94,13 +133,20 @@ export function createReconcileProcessor(options: ReconcileProcessorOptions) {
       });
   }
 
-  /** The row a payment's `payouts_row` names: the row key itself, or (when it was shortened) a scan. */
-  async function findRow(batchId: string, rowValue: string): Promise<RowRecord | undefined> {
-    const direct = await store.getRow(batchId, rowValue);
-    if (direct) return direct;
-    if (rowValue.length < METADATA_VALUE_MAX) return undefined;
-    const rows = await store.listRows(batchId);
-    return rows.find((r) => rowMetadataValue(r.rowKey) === rowValue);
+  /**
+   * The rows these payments' `payouts_row` values name, in one read; a value that was shortened (a
+   * very long row key) is looked up among the batch's rows, the rare slow path.
+   */
+  async function findRows(batchId: string, rowValues: readonly string[]): Promise<(RowHead | undefined)[]> {
+    const heads = await store.rowHeads(batchId, rowValues);
+    for (const [i, head] of heads.entries()) {
+      const value = rowValues[i]!;
+      if (head || value.length < METADATA_VALUE_MAX) continue;
+      const rowKeys = await store.rowKeys(batchId);
+      const rowKey = rowKeys.find((k) => rowMetadataValue(k) === value);
+      if (rowKey) heads[i] = (await store.rowHeads(batchId, [rowKey]))[0];
+    }
+    return heads;
   }
 
   /**
@@ -114,6 +160,13 @@ export function createReconcileProcessor(options: ReconcileProcessorOptions) {
     if (!batch.rowsRecorded || !batch.enqueueComplete || progress.done < batch.rowCount) return false;
     if (!(await store.markBatchFinished(batchId))) return false;
     logger?.info({ batchId, rows: batch.rowCount }, "batch finished: every row is final");
+    const watch = options.watch;
+    if (watch && watch.forMs > 0) {
+      // Returns come days after a payment completed: the finished batch stays watched, a page read a
+      // day, for the window (sweep.ts).
+      const now = options.now?.() ?? Date.now();
+      await store.watchBatch(batchId, now + Math.min(watch.everyMs, watch.forMs), now + watch.forMs);
+    }
     notify(options.onRowsChanged, batchId);
     notify(options.onBatchFinished, batchId);
     return true;
@@ -175,52 +228,121 @@ export function createReconcileProcessor(options: ReconcileProcessorOptions) {
     await Promise.all(waiting.map(([batchId]) => runFinishCheck(batchId)));
   }
 
-  /** Applies one payment snapshot to its row. */
-  async function applyPayment(payment: Payment): Promise<ReconcileResult> {
+  /** Applies one payment snapshot to its row (read before, or now). */
+  async function applyTo(payment: Payment, known: RowHead | undefined | "read"): Promise<ReconcileResult> {
     const batchId = payment.metadata?.payouts_batch;
     const rowValue = payment.metadata?.payouts_row;
     const attempt = Number(payment.metadata?.payouts_attempt);
     if (!batchId || !rowValue || !Number.isInteger(attempt) || attempt < 1) {
       return { outcome: "not-ours", paymentId: payment.id };
     }
-    const row = await findRow(batchId, rowValue);
-    if (!row) {
+    const found = known === "read" ? (await findRows(batchId, [rowValue]))[0] : known;
+    if (!found) {
       logger?.warn(
         { paymentId: payment.id, batchId },
         "a payment names a row this Redis does not hold; `payouts recover` rebuilds lost batches",
       );
       return { outcome: "unknown-row", paymentId: payment.id, batchId };
     }
-    if (row.attempt !== attempt || (row.paymentId !== undefined && row.paymentId !== payment.id)) {
-      return { outcome: "other-payment", paymentId: payment.id, batchId, rowKey: row.rowKey };
+    let row: RowHead = found;
+    const updatedAt = normalisedPaymentTime(payment.updatedAt);
+    for (let rereads = 0; ; rereads++) {
+      if (row.attempt !== attempt || (row.paymentId !== undefined && row.paymentId !== payment.id)) {
+        return { outcome: "other-payment", paymentId: payment.id, batchId, rowKey: row.rowKey };
+      }
+      const target = rowStateFollowing(row.state, payment.status);
+      if (row.paymentId === payment.id && row.state === target && row.paymentUpdatedAt === updatedAt) {
+        return { outcome: "unchanged", batchId, rowKey: row.rowKey, reason: "same" };
+      }
+      const outcome = outcomeText(payment, target);
+      const returned = target === "returned" && row.state !== "returned";
+      const result = await store.changeRow(batchId, row.rowKey, {
+        expectedAttempt: attempt,
+        to: target,
+        fields: {
+          paymentId: payment.id,
+          paymentStatus: payment.status,
+          debitUsd: payment.fx?.debitAmount ?? null,
+          fxRate: payment.fx?.usdToForeignRate ?? null,
+          fees: payment.fees,
+          paymentUpdatedAt: updatedAt,
+          paymentCreatedAt: normalisedPaymentTime(payment.createdAt),
+          errorCode: outcome?.code ?? null,
+          errorMessage: outcome?.message ?? null,
+        },
+        ...(returned
+          ? {
+              note: `returned: payment ${payment.status} at ${updatedAt}${payment.failureReason ? ` (${payment.failureReason.code}: ${payment.failureReason.message})` : ""}`,
+            }
+          : row.state !== target
+            ? { note: `reconciled: payment ${payment.status}` }
+            : {}),
+      });
+      if (result.outcome === "refused" && rereads < MAX_REREADS) {
+        // The row moved since it was read (a final state this snapshot follows differently): read again.
+        const fresh = (await store.rowHeads(batchId, [row.rowKey]))[0];
+        if (!fresh) return { outcome: "unknown-row", paymentId: payment.id, batchId };
+        row = fresh;
+        continue;
+      }
+      if (result.outcome !== "ok") {
+        return { outcome: "unchanged", batchId, rowKey: row.rowKey, reason: result.outcome };
+      }
+      notify(options.onRowsChanged, batchId);
+      if (returned && options.onRowReturned) {
+        const event: ReturnedRow = {
+          batchId,
+          rowKey: row.rowKey,
+          paymentId: payment.id,
+          paymentStatus: payment.status,
+          returnedAt: updatedAt,
+          reason: payment.failureReason,
+        };
+        const hook = options.onRowReturned;
+        Promise.resolve()
+          .then(() => hook(event))
+          .catch((err: unknown) => {
+            logger?.error({ batchId, err: (err as Error).message }, "returned-row hook failed");
+          });
+      }
+      if (isTerminalRowState(target)) requestFinishCheck(batchId);
+      return { outcome: "updated", batchId, rowKey: row.rowKey, state: target };
     }
-    const target = rowStateForPayment(payment.status);
-    const updatedAt = normalisedIso(payment.updatedAt);
-    if (row.paymentId === payment.id && row.state === target && row.paymentUpdatedAt === updatedAt) {
-      return { outcome: "unchanged", batchId, rowKey: row.rowKey, reason: "same" };
-    }
-    const failure = FAILURE_CODES[payment.status];
-    const result = await store.changeRow(batchId, row.rowKey, {
-      expectedAttempt: attempt,
-      to: target,
-      fields: {
-        paymentId: payment.id,
-        paymentStatus: payment.status,
-        debitUsd: payment.fx?.debitAmount ?? null,
-        fxRate: payment.fx?.usdToForeignRate ?? null,
-        fees: payment.fees,
-        paymentUpdatedAt: updatedAt,
-        errorCode: failure?.code ?? null,
-        errorMessage: failure?.message ?? null,
-      },
-      ...(row.state !== target ? { note: `reconciled: payment ${payment.status}` } : {}),
+  }
+
+  /** Applies one payment snapshot to its row. */
+  function applyPayment(payment: Payment): Promise<ReconcileResult> {
+    return applyTo(payment, "read");
+  }
+
+  /**
+   * Applies every payment of a page (any batches): the rows they name are read together, one round
+   * trip per batch, then each payment is applied to its row.
+   */
+  async function applyPayments(payments: readonly Payment[]): Promise<ReconcileResult[]> {
+    const byBatch = new Map<string, { at: number[]; values: string[] }>();
+    payments.forEach((p, i) => {
+      const batchId = p.metadata?.payouts_batch;
+      const value = p.metadata?.payouts_row;
+      if (!batchId || !value) return;
+      let group = byBatch.get(batchId);
+      if (!group) {
+        group = { at: [], values: [] };
+        byBatch.set(batchId, group);
+      }
+      group.at.push(i);
+      group.values.push(value);
     });
-    if (result.outcome !== "ok") {
-      return { outcome: "unchanged", batchId, rowKey: row.rowKey, reason: result.outcome };
-    }
-    notify(options.onRowsChanged, batchId);
-    if (isTerminalRowState(target)) requestFinishCheck(batchId);
-    return { outcome: "updated", batchId, rowKey: row.rowKey, state: target };
+    const rows: (RowHead | undefined | "read")[] = payments.map(() => "read");
+    await Promise.all(
+      [...byBatch].map(async ([batchId, group]) => {
+        const heads = await findRows(batchId, group.values);
+        group.at.forEach((at, j) => {
+          rows[at] = heads[j];
+        });
+      }),
+    );
+    return Promise.all(payments.map((p, i) => applyTo(p, rows[i])));
   }
 
   /** Fetches the payment's current state and applies it. API faults are thrown (the job retries). */
@@ -235,7 +357,7 @@ export function createReconcileProcessor(options: ReconcileProcessorOptions) {
     return applyPayment(payment);
   }
 
-  return { reconcilePayment, applyPayment, finishIfDone, flushFinishChecks };
+  return { reconcilePayment, applyPayment, applyPayments, finishIfDone, flushFinishChecks };
 }
 
 export type ReconcileProcessor = ReturnType<typeof createReconcileProcessor>;

@@ -1,3 +1,4 @@
 /** Public face of the Redis connection: one place that decides between a single Redis and a cluster. */
 export { type ClusterNode, ClusterNodesError, hashTaggedPrefix, parseClusterNodes } from "./cluster-nodes.js";
 export { type ConnectOptions, clusterNodesFromEnv, connectRedis, type RedisClient } from "./connect.js";
+export { gatherCalls } from "./gather-calls.js";

@@ -56,8 +56,12 @@ export interface SandboxOptions {
   host?: string;
   /** Seed data; default `loadDefaultSeed()` (samples/sandbox-seed.json). */
   seed?: SandboxSeed;
-  /** Status progression delays: scheduled → in-progress after `toInProgressMs` (default 1500), then final after `toFinalMs` (default 3000). */
-  clock?: Partial<{ toInProgressMs: number; toFinalMs: number }>;
+  /**
+   * Status progression delays: scheduled → in-progress after `toInProgressMs` (default 1500), then
+   * final after `toFinalMs` (default 3000); a payment with the return trigger amount is returned
+   * `toReturnMs` (default 3000) after it completed.
+   */
+  clock?: Partial<{ toInProgressMs: number; toFinalMs: number; toReturnMs: number }>;
   /** Initial fault injection (default: none). */
   faults?: Partial<FaultConfig>;
   /** Webhook retries: total `attempts` (default 5), first retry after `baseDelayMs` (default 500), doubling. */

@@ -35,6 +35,7 @@ import {
   DeliveryPreference,
   type Payment,
   type PaymentCreate,
+  type PaymentFailureReason,
   PaymentStatus,
 } from "../payouts-api/wire-types.js";
 import type { Listable } from "./pagination.js";
@@ -122,6 +123,8 @@ export class PaymentTable {
   private readonly shapeIds = new Map<string, number>();
   /** The editable fields as created, by slot, once a PATCH has changed one of them. */
   readonly asCreated = new Map<number, Editable>();
+  /** Why a payment was returned, by slot (few payments have one). */
+  readonly failureReasons = new Map<number, PaymentFailureReason>();
 
   /** Appends a payment in status `scheduled`; returns its slot. */
   append(p: NewStoredPayment): number {
@@ -343,6 +346,16 @@ export class StoredPayment implements Listable {
     return { debitAmount, usdToForeignRate: this.t.fxRate[this.slot] as number };
   }
 
+  /** Why the payment failed or was canceled, when the sandbox says (a return). */
+  get failureReason(): PaymentFailureReason | undefined {
+    return this.t.failureReasons.get(this.slot);
+  }
+
+  set failureReason(reason: PaymentFailureReason | undefined) {
+    if (reason === undefined) this.t.failureReasons.delete(this.slot);
+    else this.t.failureReasons.set(this.slot, reason);
+  }
+
   /** How the payment ends, from its amount's trigger digits (rules.ts). */
   get outcome(): PaymentOutcome {
     return outcomeForAmount(this.amount);
@@ -376,6 +389,7 @@ export class StoredPayment implements Listable {
   private render(status: PaymentStatus, editable: Editable, updatedMs: number): Payment {
     const { payerMemo, recipientNote, metadata } = editable;
     const { compliance, attachmentId, fx } = this;
+    const failureReason = status === "failed" || status === "canceled" ? this.failureReason : undefined;
     const createdMs = this.createdMs;
     const createdAt = iso(createdMs);
     const externalId = this.externalId;
@@ -393,6 +407,7 @@ export class StoredPayment implements Listable {
       ...(attachmentId ? { attachmentId } : {}),
       fees: HAS_FEES.has(status) ? feesFor(this) : [],
       ...(fx ? { fx } : {}),
+      ...(failureReason ? { failureReason } : {}),
       ...(externalId !== undefined ? { externalId } : {}),
       ...(metadata ? { metadata } : {}),
       createdAt,

@@ -6,7 +6,7 @@
  * segments wins.
  */
 import { z } from "zod";
-import { AccountLinkRequest, EVENT_TYPES } from "../payouts-api/wire-types.js";
+import { AccountLinkRequest, EVENT_TYPES, PaymentFailureReason } from "../payouts-api/wire-types.js";
 import { createAccount, deleteAccount, listAccounts, storedAccountOf, updateAccount } from "./accounts.js";
 import { checkSonar, entityFromHeader, resolveEntity } from "./auth.js";
 import {
@@ -27,7 +27,7 @@ import { idempotent } from "./idempotent-request.js";
 import { newId } from "./ids.js";
 import { parseListQuery } from "./pagination.js";
 import { createPayment, listPayments, paymentOf, updatePayment } from "./payments.js";
-import type { PaymentProgression } from "./progression.js";
+import { type PaymentProgression, returnPayment } from "./progression.js";
 import { mintSonarToken } from "./sonar.js";
 import type { SandboxState } from "./state.js";
 import type { SandboxStats } from "./stats.js";
@@ -102,6 +102,26 @@ function sandboxRoutes(deps: RouteDeps): Route[] {
         DELETE: () => {
           deps.resetStats();
           return ok(deps.snapshot());
+        },
+      },
+    },
+    {
+      // A return, as a bank makes one days after a payment completed: the payment is reported
+      // `failed` (or `canceled`) with a reason, and `api.payment.updated` is emitted.
+      path: "_sandbox/payments/:id/return",
+      methods: {
+        POST: ({ params, body }) => {
+          const input = parseOrThrow(
+            z.object({
+              status: z.enum(["failed", "canceled"]).optional(),
+              reason: PaymentFailureReason.optional(),
+            }),
+            body() ?? {},
+          );
+          const stored = state.payments.get(params.id as string);
+          if (!stored) throw notFound(`payment ${params.id} not found`);
+          returnPayment(state, stored, input.status, input.reason);
+          return ok(stored.toPayment());
         },
       },
     },

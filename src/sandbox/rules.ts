@@ -138,15 +138,23 @@ export function estimateDeliveryDate(pref: DeliveryPreference, from: Date): stri
 /**
  * Trigger values on the payment `amount` (minor units of the payment currency):
  * ending in 13 → the payment fails after in-progress; ending in 77 → stays `scheduled` (under review)
- * forever; anything else completes.
+ * forever; ending in 555 → completes, then is returned (reported `failed`, as an ACH return);
+ * anything else completes.
  */
-export type PaymentOutcome = "complete" | "fail" | "hold";
+export type PaymentOutcome = "complete" | "fail" | "hold" | "return";
 export function outcomeForAmount(amount: number): PaymentOutcome {
   const lastTwo = amount % 100;
   if (lastTwo === 13) return "fail";
   if (lastTwo === 77) return "hold";
+  if (amount % 1000 === 555) return "return";
   return "complete";
 }
+
+/** Why a returned payment came back, unless the return request names another reason. */
+export const DEFAULT_RETURN_REASON = {
+  code: "R01",
+  message: "insufficient funds: the receiving bank returned the payment",
+} as const;
 
 export function finalStatusFor(outcome: PaymentOutcome): PaymentStatus {
   return outcome === "fail" ? "failed" : "completed";

@@ -1,7 +1,8 @@
 /**
  * `startServer`: the server of `payouts serve` with its resources: a Redis connection for dedupe keys,
  * users, uploads and the health ping; the pipeline (batch store and payment queue, own connections);
- * the reconcile queue; the API client for the health check and for validation and cancels.
+ * the reconcile queue (its depth metric); the API client for the health check and for validation and
+ * cancels.
  */
 
 import path from "node:path";
@@ -13,7 +14,7 @@ import { DEFAULT_KEY_PREFIX } from "../batches/index.js";
 import { registerStateGauges } from "../metrics/index.js";
 import type { PayoutsClient } from "../payouts-api/index.js";
 import { connectRedis, openPipeline } from "../pipeline/index.js";
-import { createReconcileQueue, reconcileEnqueuer } from "../reconcile/index.js";
+import { createReconcileQueue, lookMarker } from "../reconcile/index.js";
 import type { RedisClient } from "../redis/index.js";
 import { createResultFiles } from "../results/index.js";
 import { createHttpServer, listen, type RunningHttpServer } from "./http-server.js";
@@ -113,7 +114,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   };
   const pipeline = openPipeline(pipelineSettings);
   const metrics = new ServerMetrics();
-  const reconcile = reconcileEnqueuer(queue);
+  // Deliveries (and cancels) mark rows for the reconciler's page reads, on the fail-fast connection.
+  const reconcile = lookMarker(redis, prefix);
   const receiver = createWebhookReceiver({
     secret: options.webhookSecret,
     redis,

@@ -1,15 +1,17 @@
 /**
  * `POST /webhooks/payouts` (docs/design.md §3.5): verify the signature over the raw bytes before anything
  * else (a bad or missing one is 401 and nothing happens), then parse, deduplicate on `messageId`
- * (kept at least 7 days), queue a reconcile job and answer at once. The job, not this handler, fetches
- * the payment: a delivery is only a hint.
+ * (kept at least 7 days), mark the payment's row as needing a look (its batch and row come from the
+ * payment's metadata the delivery carries; src/reconcile) and answer at once. The reconciler, not
+ * this handler, reads the payment, a page of the batch's payments at a time: a delivery is only a
+ * hint.
  *
  * The messageIds seen are kept in small hashes per day (webhook-dedupe.ts), expiring the TTL after
  * their day ends: about 3 deliveries per payment made a key per messageId cost ~270 B per row in Redis
  * (issue 9, point 6), a field in one hash per day ~218 B, a digest in a listpack-sized bucket ~40 B.
  */
-import type { ReconcileEnqueuer } from "../reconcile/index.js";
-import type { RedisClient } from "../redis/index.js";
+import type { LookRequest, ReconcileEnqueuer } from "../reconcile/index.js";
+import { gatherCalls, type RedisClient } from "../redis/index.js";
 import {
   isPaymentEvent,
   parseWebhookDelivery,
@@ -17,7 +19,14 @@ import {
   WebhookError,
 } from "../webhooks/index.js";
 import type { DeliveryOutcome } from "./metrics.js";
-import { createDedupeStore, type DedupeId, type DedupeStore, dedupeId } from "./webhook-dedupe.js";
+import { createDedupeStore, type DedupeId, dedupeId } from "./webhook-dedupe.js";
+
+/**
+ * How long a delivery waits for the deliveries right behind it to share one Redis call (its dedupe
+ * and its mark): deliveries come one per HTTP request, a little further apart than a Redis round trip,
+ * so without a wait each cost a write to Redis and a wake-up of it. A few ms on the answer.
+ */
+export const DEFAULT_GATHER_MS = 4;
 
 /** Seven days, the brief's minimum; the service's retry window is not shown, so err long. */
 export const DEFAULT_DEDUPE_TTL_SECONDS = 7 * 24 * 3600;
@@ -38,8 +47,10 @@ export interface WebhookReceiverOptions {
   prefix: string;
   enqueuer: ReconcileEnqueuer;
   dedupeTtlSeconds?: number;
+  /** How long a delivery waits for others to share its Redis call. Default {@link DEFAULT_GATHER_MS}. */
+  gatherMs?: number;
   /**
-   * Longest wait for Redis (dedupe key, job) before answering 503, so a Redis outage makes the service
+   * Longest wait for Redis (dedupe key, mark) before answering 503, so a Redis outage makes the service
    * retry later instead of holding its connection open. Default 3000 ms.
    */
   storeTimeoutMs?: number;
@@ -64,50 +75,27 @@ function within<T>(ms: number, work: Promise<T>): Promise<T> {
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
-/**
- * The dedupe check of many deliveries in one script call: while one call is on its way to Redis, the
- * deliveries that come in wait and go together in the next (none waits when nothing is under way).
- * Each delivery was one Redis write and read; under a burst they share one.
- */
-function seenFirstGatherer(store: DedupeStore, maxBatch = 500) {
-  let pending: { id: DedupeId; resolve: (first: boolean) => void; reject: (err: unknown) => void }[] = [];
-  let inFlight = false;
-
-  function flush(): void {
-    if (inFlight || pending.length === 0) return;
-    const batch = pending.slice(0, maxBatch);
-    pending = pending.slice(batch.length);
-    inFlight = true;
-    Promise.resolve()
-      .then(() => store.seenFirst(batch.map((p) => p.id)))
-      .then(
-        (firsts) => {
-          for (const [i, p] of batch.entries()) p.resolve(firsts[i] === true);
-        },
-        (err: unknown) => {
-          for (const p of batch) p.reject(err);
-        },
-      )
-      .finally(() => {
-        inFlight = false;
-        flush();
-      });
-  }
-
-  return (id: DedupeId): Promise<boolean> =>
-    new Promise((resolve, reject) => {
-      pending.push({ id, resolve, reject });
-      if (!inFlight && pending.length === 1) setImmediate(flush);
-    });
-}
-
 export function createWebhookReceiver(options: WebhookReceiverOptions) {
   const { secret, redis, prefix, enqueuer, logger } = options;
   const ttl = options.dedupeTtlSeconds ?? DEFAULT_DEDUPE_TTL_SECONDS;
   const storeTimeoutMs = options.storeTimeoutMs ?? 3_000;
   if (!secret) throw new TypeError("createWebhookReceiver: the signing secret is empty");
   const dedupe = createDedupeStore(redis, prefix, ttl);
-  const seenFirst = seenFirstGatherer(dedupe);
+  // The dedupe checks of the deliveries that arrive during a round trip in one script call, and their
+  // payments' marks in another sent with it (one write to Redis, one round trip): a payment event is
+  // marked even when its dedupe finds a duplicate, which only delays its row's look by the quiet time.
+  const checkAndMark = gatherCalls(
+    async (items: readonly { id: DedupeId; mark?: LookRequest | undefined }[]) => {
+      const marks = items.flatMap((i) => (i.mark ? [i.mark] : []));
+      const [firsts] = await Promise.all([
+        dedupe.seenFirst(items.map((i) => i.id)),
+        marks.length > 0 ? enqueuer.enqueueMany(marks) : undefined,
+      ]);
+      return firsts;
+    },
+    500,
+    options.gatherMs ?? DEFAULT_GATHER_MS,
+  );
   /**
    * Forgets a recorded messageId so the service's retry of a delivery we answered 503 is not taken for
    * a duplicate (recorded today, or yesterday if its check went out before midnight: the store looks
@@ -142,24 +130,35 @@ export function createWebhookReceiver(options: WebhookReceiverOptions) {
     const messageId = parsed.known ? parsed.delivery.messageId : parsed.messageId;
     const event = parsed.known ? parsed.delivery.event : parsed.event;
     const id = dedupeId(messageId);
-    const check = seenFirst(id);
+    const payment = parsed.known && isPaymentEvent(event) ? parsed.delivery : undefined;
+    const check = checkAndMark({
+      id,
+      mark: payment && {
+        kind: "payment",
+        paymentId: payment.id,
+        origin: "webhook",
+        event,
+        messageId,
+        metadata: payment.metadata,
+        occurredAt: payment.occurredAt,
+      },
+    });
     try {
       const first = await within(storeTimeoutMs, check);
       if (!first) return { status: 200, outcome: "duplicate", body: { status: "duplicate" } };
     } catch (err) {
-      // Answered 503, so the service sends it again: if the check still lands later and records the id,
-      // forget it then, or the retry would be taken for a duplicate and the delivery lost.
+      // Answered 503, so the service sends it again: the id is forgotten (once the check has landed,
+      // when it was late), or the retry would be taken for a duplicate and the delivery lost.
       if (err instanceof StoreTimeoutError)
         void check.then(
-          async (first) => {
-            if (first) await forget(id);
-          },
-          () => undefined,
+          () => forget(id),
+          () => forget(id),
         );
-      logger?.error({ err: (err as Error).message }, "webhook dedupe store unavailable");
+      else await forget(id);
+      logger?.error({ err: (err as Error).message }, "webhook dedupe or mark store unavailable");
       return { status: 503, outcome: "unavailable", body: { error: "temporarily unavailable" } };
     }
-    if (!parsed.known || !isPaymentEvent(event)) {
+    if (!payment) {
       // Account and limitation events: intake reads accounts and limitations live for every sheet and
       // caches nothing across sheets, so there is nothing to refresh; they are logged and acknowledged.
       logger?.info(
@@ -168,24 +167,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions) {
       );
       return { status: 200, outcome: "ignored", body: { status: "noted" } };
     }
-    try {
-      await within(
-        storeTimeoutMs,
-        enqueuer.enqueue({
-          kind: "payment",
-          paymentId: parsed.delivery.id,
-          origin: "webhook",
-          event,
-          messageId,
-        }),
-      );
-    } catch (err) {
-      // Forget the delivery so the service's retry is not taken for a duplicate.
-      await forget(id);
-      logger?.error({ err: (err as Error).message, messageId }, "could not queue a reconcile job");
-      return { status: 503, outcome: "unavailable", body: { error: "temporarily unavailable" } };
-    }
-    logger?.debug?.({ event, messageId, paymentId: parsed.delivery.id }, "webhook delivery queued");
+    logger?.debug?.({ event, messageId, paymentId: payment.id }, "webhook delivery marked its row");
     return { status: 202, outcome: "queued", body: { status: "queued" } };
   };
 }

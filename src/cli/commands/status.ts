@@ -78,6 +78,7 @@ export function formatProgress(p: BatchProgress, approval?: ApprovalRecord): str
     `rows: ${b.rowCount} valid, ${b.invalidCount} invalid; ${p.done} of ${b.rowCount} final` +
       (b.enqueueComplete || held ? "" : "  (submission not finished: a worker will complete it)"),
     ...(approval ? describeApproval(approval) : []),
+    ...(b.ledger ? [`${b.ledger.summary} (checked ${b.ledger.at})`] : []),
     `  ${ROW_STATES.filter((s) => p.counts[s] > 0)
       .map((s) => `${s} ${p.counts[s]}`)
       .join(", ")}`,

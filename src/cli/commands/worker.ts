@@ -8,15 +8,17 @@ import { ApprovalStore } from "../../approvals/index.js";
 import { startApprovalService } from "../../approvals/sweep/index.js";
 import { BatchStore } from "../../batches/index.js";
 import { loadConfig, requireApi } from "../../config/index.js";
+import { auditAndRecord } from "../../ledger-audit/index.js";
 import { createLogger } from "../../logging/index.js";
 import {
+  countReturnedRow,
   Registry,
   registerStateGauges,
   serviceRequestHooks,
   startMetricsServer,
   watchPaymentWorker,
 } from "../../metrics/index.js";
-import { batchFinishedHandler } from "../../notify/index.js";
+import { batchFinishedHandler, payoutReturnedHandler } from "../../notify/index.js";
 import { createSharedRateLimiter } from "../../payouts-api/index.js";
 import {
   connectRedis,
@@ -139,7 +141,27 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
     };
     service.worker.on("completed", touched);
     service.worker.on("failed", touched);
-    // Webhook-driven and swept reconciliation runs beside the payments (its own queue and client).
+    const notify =
+      config.notifyUrl && config.webhookSecret
+        ? { url: config.notifyUrl, secret: config.webhookSecret }
+        : undefined;
+    const returned = payoutReturnedHandler({ store: resultStore, notify, logger });
+    // Every finished batch is held against the service's ledger (its outcome kept on the batch and
+    // carried by the notification); the audit's reads share the rate with everything else.
+    const auditClient = createWorkerClient({ ...api, timeoutMs: config.apiTimeoutMs, limiter });
+    finals.push(() => auditClient.close());
+    const ledgerCheck = async (batchId: string): Promise<void> => {
+      try {
+        const { report } = await auditAndRecord({ store: resultStore, client: auditClient, batchId });
+        const level = report.differences.length === 0 ? "info" : "warn";
+        logger[level]({ batchId, pages: report.pages, summary: report.summary }, "ledger audit");
+      } catch (err) {
+        logger.warn({ batchId, err: (err as Error).message }, "ledger audit of a finished batch failed");
+      }
+    };
+    // Reconciliation runs beside the payments (its own client): rows marked by webhook deliveries
+    // and by the sweep are read a page of the batch's payments at a time; finished batches stay
+    // watched for returns for PAYOUTS_RETURN_WATCH_DAYS.
     const reconcile = await startReconcileService({
       redisUrl: config.redisUrl,
       prefix: opts.redisPrefix,
@@ -149,23 +171,24 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
         limiter,
         hooks: serviceRequestHooks(),
       }),
-      // As many looks at once as payments: at scale every payment gets at least one.
-      concurrency,
+      watchForMs: config.returnWatchDays * 86_400_000,
       onRowsChanged: (batchId) => outbox.markDirty(batchId),
+      onRowReturned: (row) => {
+        countReturnedRow();
+        return returned(row);
+      },
       onBatchFinished: batchFinishedHandler({
         store: resultStore,
         outbox,
         dataDir: config.dataDir,
-        notify:
-          config.notifyUrl && config.webhookSecret
-            ? { url: config.notifyUrl, secret: config.webhookSecret }
-            : undefined,
+        notify,
         logger,
         approvalOf: (batchId) => approvalStore.get(batchId),
+        beforeNotify: ledgerCheck,
       }),
       logger,
     });
-    // Reconcile jobs only read the ledger: cut at the end of the drain, they simply run again later.
+    // Looks only read the ledger: cut at the end of the drain, their marks stay for the next look.
     drains.push(() => reconcile.stop(drainMs));
     // Held batches: expiry, follow-ups of decisions a crash interrupted, `batch.awaiting_approval`.
     const approvals = await startApprovalService({

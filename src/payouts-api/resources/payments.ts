@@ -1,4 +1,4 @@
-import { paginate } from "../pagination.js";
+import { pages, paginate } from "../pagination.js";
 import type { ListQuery } from "../query.js";
 import {
   type ListEnvelope,
@@ -71,6 +71,9 @@ export function paymentsResource(ctx: ResourceContext) {
     /** Every payment matching the filters, across all pages. */
     listAll: (params: PaymentListParams = {}, opts: ReadOptions = {}) =>
       paginate((p) => list(p, opts), params),
+    /** The same, a page (up to `limit`, default 50 payments) at a time. */
+    listPages: (params: PaymentListParams = {}, opts: ReadOptions = {}) =>
+      pages((p) => list(p, opts), params),
     /** Edits memo/note/metadata of a `scheduled` payment. */
     update,
     /** Cancels a `scheduled` payment (409 `PAYMENT_NOT_CANCELABLE` otherwise). */

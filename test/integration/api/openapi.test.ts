@@ -170,6 +170,9 @@ describe("the OpenAPI description", () => {
     await check("POST /api/v1/batches/{id}/rows/{row}/cancel", `/api/v1/batches/${id}/rows/3`);
     await check("POST /api/v1/batches/{id}/retry", `/api/v1/batches/${id}/retry`, { body: { rows: [2] } });
     await check("POST /api/v1/batches/{id}/retry", `/api/v1/batches/${id}/retry`, { body: { rows: ["x"] } });
+    await check("GET /api/v1/batches/{id}/audit", `/api/v1/batches/${id}/audit?limit=5`);
+    await check("GET /api/v1/batches/{id}/audit", "/api/v1/batches/b20990101T000000-00000000/audit");
+    await check("GET /api/v1/batches/{id}/audit", `/api/v1/batches/${id}/audit?limit=0`);
     const result = await callApi(u, token, "GET", `/api/v1/batches/${id}/result.csv`);
     expect(result.status).toBe(200);
     seen.push({ op: "GET /api/v1/batches/{id}/result.{format}", status: 200 });

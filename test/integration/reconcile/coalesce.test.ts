@@ -1,19 +1,16 @@
 /**
- * Reconcile work gathered under load (issue 9, point 3), on a real Redis: the enqueuer folds requests
- * for one payment that wait together into one job and loses none that arrive while a store is under
- * way; a batch whose rows turn final together is checked (and finished) once, after its last row.
+ * Reconcile work gathered under load, on a real Redis: the look marker folds the deliveries that
+ * arrive together into one Redis call (one mark per row) and loses none that arrive while a call is
+ * under way; a mark made again is not cleared by a look that read it before; a batch whose rows turn
+ * final together is checked (and finished) once, after its last row.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Payment } from "../../../src/payouts-api/index.js";
 import { connectRedis } from "../../../src/pipeline/index.js";
-import {
-  createReconcileProcessor,
-  createReconcileQueue,
-  reconcileEnqueuer,
-} from "../../../src/reconcile/index.js";
+import { createReconcileProcessor, LookIndex, lookMarker } from "../../../src/reconcile/index.js";
 import { startSandbox } from "../../../src/sandbox/index.js";
-import { instruction, pipelineHarness, REDIS_URL } from "../pipeline/helpers.js";
+import { deleteKeys, instruction, pipelineHarness, REDIS_URL } from "../pipeline/helpers.js";
 
 let cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -21,81 +18,86 @@ afterEach(async () => {
   cleanups = [];
 });
 
-async function queueFor(label: string) {
-  const connection = connectRedis(REDIS_URL);
-  const queue = createReconcileQueue(connection, `coalesce-${label}-${Date.now()}`);
+function markerFor(label: string) {
+  const redis = connectRedis(REDIS_URL);
+  const prefix = `coalesce-${label}-${Date.now()}`;
   cleanups.push(async () => {
-    await queue.obliterate({ force: true });
-    await queue.close();
-    connection.disconnect();
+    await deleteKeys(redis, prefix);
+    redis.disconnect();
   });
-  return queue;
+  return { redis, prefix, marker: lookMarker(redis, prefix), index: new LookIndex(redis, prefix) };
 }
 
-describe("the reconcile enqueuer", () => {
-  it("folds a burst of deliveries for one payment into one job; every caller learns it was stored", async () => {
-    const queue = await queueFor("burst");
-    const addBulk = vi.spyOn(queue, "addBulk");
-    const enqueuer = reconcileEnqueuer(queue, 500, 60_000);
+const delivery = (paymentId: string, row: string, messageId: string) => ({
+  kind: "payment" as const,
+  paymentId,
+  origin: "webhook" as const,
+  event: "api.payment.updated",
+  messageId,
+  metadata: { payouts_batch: "b1", payouts_row: row, payouts_attempt: "1" },
+});
+
+describe("the look marker", () => {
+  it("folds a burst of deliveries into one Redis call, one mark per row; every caller learns it was stored", async () => {
+    const { redis, marker, index } = markerFor("burst");
+    const calls = vi.spyOn(redis, "evalsha");
     await Promise.all(
-      Array.from({ length: 30 }, (_, i) =>
-        enqueuer.enqueue({
-          kind: "payment",
-          paymentId: `pay_${i % 3}`,
-          origin: "webhook",
-          event: "api.payment.updated",
-          messageId: `m${i}`,
-        }),
-      ),
+      Array.from({ length: 30 }, (_, i) => marker.enqueue(delivery(`pay_${i % 3}`, `R${i % 3}`, `m${i}`))),
     );
-    expect(addBulk).toHaveBeenCalledTimes(1);
-    expect(addBulk.mock.calls[0]![0]).toHaveLength(3);
-    const jobs = await queue.getJobs(["delayed", "waiting"]);
-    expect(jobs.map((j) => (j.data.kind === "payment" ? j.data.paymentId : "")).sort()).toEqual([
-      "pay_0",
-      "pay_1",
-      "pay_2",
+    expect(calls).toHaveBeenCalledTimes(1);
+    const marks = await index.dueMarks("b1", Number.MAX_SAFE_INTEGER, 100);
+    expect(marks.map((m) => [m.member, m.hint?.paymentId]).sort()).toEqual([
+      ["R0", "pay_0"],
+      ["R1", "pay_1"],
+      ["R2", "pay_2"],
     ]);
   });
 
-  it("keeps a delivery that arrives while a store is under way, and stores it right after", async () => {
-    const queue = await queueFor("later");
-    const realAddBulk = queue.addBulk.bind(queue);
+  it("keeps a delivery that arrives while a call is under way, and stores it right after", async () => {
+    const { redis, marker, index } = markerFor("later");
+    const realEvalsha = redis.evalsha.bind(redis);
     let release!: () => void;
     const held = new Promise<void>((r) => {
       release = r;
     });
-    const addBulk = vi.spyOn(queue, "addBulk").mockImplementationOnce(async (jobs) => {
+    const calls = vi.spyOn(redis, "evalsha").mockImplementationOnce((async (...args: unknown[]) => {
       await held;
-      return realAddBulk(jobs);
-    });
-    // Debounce 0: each job is ready at once, so the second must be a job of its own, not lost.
-    const enqueuer = reconcileEnqueuer(queue, 500, 0);
-    const look = (paymentId: string, messageId: string) =>
-      enqueuer.enqueue({ kind: "payment", paymentId, origin: "webhook", messageId });
-    const first = look("pay_a", "1");
+      return (realEvalsha as (...a: unknown[]) => Promise<unknown>)(...args);
+    }) as never);
+    const first = marker.enqueue(delivery("pay_a", "RA", "1"));
     await sleep(20);
-    expect(addBulk).toHaveBeenCalledTimes(1);
-    const second = look("pay_b", "2");
-    const third = look("pay_a", "3");
+    expect(calls).toHaveBeenCalledTimes(1);
+    const second = marker.enqueue(delivery("pay_b", "RB", "2"));
+    const third = marker.enqueue(delivery("pay_a", "RA", "3"));
     await sleep(20);
-    // Gathered while the first store is under way.
-    expect(addBulk).toHaveBeenCalledTimes(1);
+    // Gathered while the first call is under way.
+    expect(calls).toHaveBeenCalledTimes(1);
     release();
     await Promise.all([first, second, third]);
-    expect(addBulk).toHaveBeenCalledTimes(2);
-    expect(addBulk.mock.calls[1]![0].map((j) => (j.data.kind === "payment" ? j.data.paymentId : ""))).toEqual(
-      ["pay_b", "pay_a"],
-    );
+    expect(calls).toHaveBeenCalledTimes(2);
+    const marks = await index.dueMarks("b1", Number.MAX_SAFE_INTEGER, 100);
+    expect(marks.map((m) => m.member).sort()).toEqual(["RA", "RB"]);
   });
 
-  it("fails every caller of a store that Redis refused (the receiver then answers 503)", async () => {
-    const queue = await queueFor("refused");
-    vi.spyOn(queue, "addBulk").mockRejectedValueOnce(new Error("Redis is gone"));
-    const enqueuer = reconcileEnqueuer(queue, 500, 0);
+  it("moves a row's mark forward when it is made again, so a look that read it earlier does not clear it", async () => {
+    const { marker, index } = markerFor("again");
+    await marker.enqueue(delivery("pay_x", "RX", "1"));
+    const [read] = await index.dueMarks("b1", Number.MAX_SAFE_INTEGER, 10);
+    await marker.enqueue(delivery("pay_x", "RX", "2"));
+    // The look that read the first mark finishes: the second delivery's mark stays.
+    expect(await index.clear("b1", [read!])).toBe(0);
+    const [now] = await index.dueMarks("b1", Number.MAX_SAFE_INTEGER, 10);
+    expect(Number(now!.score)).toBeGreaterThan(Number(read!.score));
+    expect(await index.clear("b1", [now!])).toBe(1);
+    expect(await index.pending("b1")).toBe(0);
+  });
+
+  it("fails every caller of a call that Redis refused (the receiver then answers 503)", async () => {
+    const { redis, marker } = markerFor("refused");
+    vi.spyOn(redis, "evalsha").mockRejectedValueOnce(new Error("Redis is gone"));
     const results = await Promise.allSettled([
-      enqueuer.enqueue({ kind: "payment", paymentId: "pay_x", origin: "webhook" }),
-      enqueuer.enqueue({ kind: "payment", paymentId: "pay_x", origin: "webhook" }),
+      marker.enqueue(delivery("pay_x", "RX", "1")),
+      marker.enqueue(delivery("pay_y", "RY", "2")),
     ]);
     expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
   });

@@ -1,17 +1,17 @@
 /**
- * Reconciliation does the least work (issue 9, points 3 and 5), on a real Redis and a real sandbox:
- * deliveries for one payment that arrive close together cost one GET /payments/{id}; a delivery that
- * arrives while its payment's look is running is kept and looked at after it; and the sweep reads only
- * the rows of the open index that went quiet.
+ * Reconciliation by pages does the least work, on a real Redis and a real sandbox over HTTP: the rows
+ * marked for a look are read by creation windows, a page of 50 payments per read, never a
+ * `GET /payments/{id}` per row; a row that cannot be placed in time is read alone; a mark made again
+ * while its page is read keeps the row marked; payments created while a page is read are neither
+ * skipped nor read twice; and the sweep marks only the open rows that went quiet.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Payment } from "../../../src/payouts-api/index.js";
-import { connectRedis, createWorkerClient } from "../../../src/pipeline/index.js";
+import { createWorkerClient } from "../../../src/pipeline/index.js";
 import {
-  createReconcileQueue,
+  DUE_AT_ONCE_MS,
   type ReconcileService,
-  reconcileEnqueuer,
   startReconcileService,
 } from "../../../src/reconcile/index.js";
 import { retryRows } from "../../../src/retries/index.js";
@@ -31,205 +31,228 @@ afterEach(async () => {
   cleanups = [];
 });
 
-async function stack(label: string, clock: { toInProgressMs: number; toFinalMs: number }) {
+/** Payments that stay `scheduled`: only what the test does moves them. */
+const HELD = { toInProgressMs: 3_600_000, toFinalMs: 3_600_000 };
+
+async function stack(label: string, clock: { toInProgressMs: number; toFinalMs: number } = HELD) {
   const sandbox: RunningSandbox = await startSandbox({ clock });
   cleanups.push(() => sandbox.close());
   const h: PipelineHarness = await pipelineHarness(sandbox, label);
   cleanups.push(() => h.close());
   const client = createWorkerClient({ apiUrl: sandbox.url, apiKey: sandbox.apiKey, entityId: "me" });
-  const realGet = client.payments.get.bind(client.payments);
-  const gets = vi.spyOn(client.payments, "get");
   const reconcile: ReconcileService = await startReconcileService({
     redisUrl: REDIS_URL,
     prefix: h.prefix,
     client,
     sweepEveryMs: 0,
     staleAfterMs: 60_000,
+    // Looks only when the test asks (lookNow).
+    lookEveryMs: 0,
   });
   cleanups.push(() => reconcile.stop(2000));
-  const connection = connectRedis(REDIS_URL);
-  const queue = createReconcileQueue(connection, h.prefix);
-  cleanups.push(async () => {
-    await queue.close();
-    connection.disconnect();
-  });
-  return { sandbox, h, client, gets, realGet, reconcile, queue };
-}
-
-async function until(ok: () => Promise<boolean>, what: string, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
+  /** The sandbox's request counters from now on. */
+  const counting = () => {
+    const before = sandbox.stats().requests;
+    return () => {
+      const now = sandbox.stats().requests;
+      return { list: now.list - before.list, get: now.get - before.get };
+    };
+  };
+  return { sandbox, h, client, reconcile, counting };
 }
 
 type Stack = Awaited<ReturnType<typeof stack>>;
 
-/** A one-row batch paid by the worker: the row holds its payment. */
-async function paidRow(s: Stack, amount: number) {
-  const row = instruction({ amount });
-  const batchId = await s.h.submit([row]);
+/** A batch of `n` rows paid by the worker: every row holds its payment. */
+async function paidBatch(s: Stack, n: number) {
+  const rows = Array.from({ length: n }, (_, i) => instruction({ amount: 50_000 + i * 10 }));
+  const batchId = await s.h.submit(rows);
   await s.h.startWorker();
-  const [paid] = await waitForRows(s.h.store, batchId, (r) => r.paymentId !== undefined);
-  return { row, batchId, paymentId: paid!.paymentId! };
+  await waitForRows(s.h.store, batchId, (r) => r.paymentId !== undefined);
+  return { rows, batchId };
 }
 
-/** Waits for the row to be completed and for no look to be left waiting. */
-async function completedAndDrained(s: Stack, batchId: string, rowKey: string): Promise<void> {
-  await until(async () => (await s.h.store.getRow(batchId, rowKey))?.state === "completed", "completed");
-  await until(
-    async () => (await s.queue.getJobCounts("waiting", "delayed", "active")).delayed === 0,
-    "the queue to drain",
+/** Marks rows as a delivery would (due at once: the test does not wait out the quiet time). */
+async function markRows(s: Stack, batchId: string, rowKeys: readonly string[]): Promise<void> {
+  await s.reconcile.index.mark(
+    rowKeys.map((member) => ({ batchId, member })),
+    DUE_AT_ONCE_MS,
   );
 }
 
-describe("webhook deliveries of one payment", () => {
-  it("that arrive close together cost one GET, and the row still ends final", async () => {
-    const s = await stack("least-get", { toInProgressMs: 200, toFinalMs: 200 });
-    const { row, batchId, paymentId } = await paidRow(s, 41_000);
-    // The service's created, in-progress and completed events, within the debounce window.
-    const enqueuer = reconcileEnqueuer(s.queue, 500, 1_500);
-    for (const [i, event] of [
-      "api.payment.created",
-      "api.payment.updated",
-      "api.payment.updated",
-    ].entries()) {
-      await enqueuer.enqueue({ kind: "payment", paymentId, origin: "webhook", event, messageId: `m${i}` });
-      await sleep(200);
-    }
-    await completedAndDrained(s, batchId, row.rowKey);
-    expect(s.gets).toHaveBeenCalledTimes(1);
-    // A final row leaves the sweep's index.
-    expect(await s.h.pipeline.redis.zcard(s.h.store.keys.open(batchId))).toBe(0);
+describe("a look at marked rows", () => {
+  it("reads their payments by pages: 120 rows cost ceil(120/50) reads, no read per payment", async () => {
+    const s = await stack("pages-120");
+    const { rows, batchId } = await paidBatch(s, 120);
+    await markRows(
+      s,
+      batchId,
+      rows.map((r) => r.rowKey),
+    );
+    const reads = s.counting();
+    const [report] = await s.reconcile.lookNow();
+    expect(report).toMatchObject({ batchId, marks: 120, pages: 3, gets: 0, cleared: 120 });
+    expect(reads()).toEqual({ list: 3, get: 0 });
+    // Every row now holds the service's snapshot of its payment, and its mark is gone.
+    const after = await s.h.store.listRows(batchId);
+    expect(after.every((r) => r.paymentUpdatedAt !== undefined && r.paymentCreatedAt !== undefined)).toBe(
+      true,
+    );
+    expect(await s.reconcile.index.pending(batchId)).toBe(0);
   });
 
-  it("spread over more than the wait, each within it of the last, cost one GET after the final", async () => {
-    // Settlement (2 s) longer than the wait (1.5 s), as when the service lags: a wait counted from the
-    // first delivery looked while the payment was in progress, and the final delivery cost a second GET.
-    const s = await stack("least-spread", { toInProgressMs: 1_000, toFinalMs: 1_000 });
-    const { row, batchId, paymentId } = await paidRow(s, 43_000);
-    const enqueuer = reconcileEnqueuer(s.queue, 500, 1_500);
-    const deliver = (event: string, messageId: string) =>
-      enqueuer.enqueue({ kind: "payment", paymentId, origin: "webhook", event, messageId });
-    // Each delivery as the service sends it: when the payment changed.
-    const reaches = (status: Payment["status"]) =>
-      until(async () => (await s.h.api.payments.get(paymentId)).status === status, status);
-    await deliver("api.payment.created", "s0");
-    await reaches("in-progress");
-    await deliver("api.payment.updated", "s1");
-    await reaches("completed");
-    await deliver("api.payment.updated", "s2");
-    await completedAndDrained(s, batchId, row.rowKey);
-    expect(s.gets).toHaveBeenCalledTimes(1);
+  it("applies every payment on the page, and a later mark whose news the row already holds costs no read", async () => {
+    const s = await stack("pages-settled");
+    const { rows, batchId } = await paidBatch(s, 10);
+    // The first and last rows: the window between them holds the other eight (few payments apart).
+    const ends = [
+      ...(await s.h.store.rowHeads(
+        batchId,
+        rows.map((r) => r.rowKey),
+      )),
+    ].sort((a, b) => Date.parse(a!.paymentCreatedAt!) - Date.parse(b!.paymentCreatedAt!));
+    await markRows(s, batchId, [ends[0]!.rowKey, ends.at(-1)!.rowKey]);
+    expect(await s.reconcile.lookNow()).toMatchObject([{ marks: 2, pages: 1, gets: 0 }]);
+    const applied = await s.h.store.rowHeads(
+      batchId,
+      rows.map((r) => r.rowKey),
+    );
+    expect(applied.every((r) => r?.paymentUpdatedAt !== undefined)).toBe(true);
+    // A delivery about a change the row has already seen (it was on the page read for row 0).
+    const head = (await s.h.store.rowHeads(batchId, [rows[5]!.rowKey]))[0]!;
+    await s.reconcile.index.mark(
+      [
+        {
+          batchId,
+          member: rows[5]!.rowKey,
+          hint: { paymentId: head.paymentId!, attempt: 1, occurredAtMs: Date.parse(head.paymentUpdatedAt!) },
+        },
+      ],
+      DUE_AT_ONCE_MS,
+    );
+    const reads = s.counting();
+    const [report] = await s.reconcile.lookNow();
+    expect(report).toMatchObject({ marks: 1, settled: 1, pages: 0, gets: 0, cleared: 1 });
+    expect(reads()).toEqual({ list: 0, get: 0 });
   });
 
-  it("a lone created delivery for a payment its row does not know yet still reconciles the row", async () => {
+  it("reads alone the odd row that does not know its payment yet, and adopts it through its metadata", async () => {
     // The worker made the payment and stopped before writing the answer on the row: only the
-    // `api.payment.created` delivery tells about it.
-    const s = await stack("least-unknown", { toInProgressMs: 3_600_000, toFinalMs: 3_600_000 });
+    // delivery tells about it, with the payment id as a hint.
+    const s = await stack("pages-unknown");
     const row = instruction({ amount: 44_000 });
     const batchId = `b-least-unknown-${Date.now().toString(36)}`;
     await s.h.submit([row], { batchId });
     const payment = await paymentMadeEarlier(s.h.api, row, batchId, `least-unknown-${batchId}`);
     expect((await s.h.store.getRow(batchId, row.rowKey))?.paymentId).toBeUndefined();
-    const enqueuer = reconcileEnqueuer(s.queue, 500, 300);
-    await enqueuer.enqueue({
-      kind: "payment",
-      paymentId: payment.id,
-      origin: "webhook",
-      event: "api.payment.created",
-      messageId: "u0",
-    });
-    await until(
-      async () => (await s.h.store.getRow(batchId, row.rowKey))?.paymentId === payment.id,
-      "the row to adopt its payment",
+    await s.reconcile.index.mark(
+      [{ batchId, member: row.rowKey, hint: { paymentId: payment.id, attempt: 1, occurredAtMs: 0 } }],
+      DUE_AT_ONCE_MS,
     );
-    expect((await s.h.store.getRow(batchId, row.rowKey))?.state).toBe("submitted");
-    expect(s.gets).toHaveBeenCalledTimes(1);
+    const reads = s.counting();
+    const [report] = await s.reconcile.lookNow();
+    expect(report).toMatchObject({ gets: 1, pages: 0, cleared: 1 });
+    expect(reads()).toEqual({ list: 0, get: 1 });
+    const adopted = await s.h.store.getRow(batchId, row.rowKey);
+    expect(adopted).toMatchObject({ paymentId: payment.id, state: "submitted" });
   });
 
-  it("that arrives while its payment's look is running is looked at after it (never lost)", async () => {
-    const s = await stack("least-keep", { toInProgressMs: 300, toFinalMs: 300 });
-    const row = instruction({ amount: 42_000 });
-    const batchId = await s.h.submit([row]);
-    await s.h.startWorker();
-    const [paid] = await waitForRows(s.h.store, batchId, (r) => r.paymentId !== undefined);
-    const paymentId = paid!.paymentId!;
-    // The first look fetches the payment while it is still scheduled, then is held until released.
-    let release!: () => void;
-    const held = new Promise<void>((r) => {
-      release = r;
+  it("keeps the mark of a row marked again while its page was read, and looks at it again", async () => {
+    const s = await stack("pages-remark");
+    const { rows, batchId } = await paidBatch(s, 5);
+    await markRows(
+      s,
+      batchId,
+      rows.map((r) => r.rowKey),
+    );
+    // While the page is on its way, a new delivery marks row 2 again.
+    const listPages = s.client.payments.listPages.bind(s.client.payments);
+    vi.spyOn(s.client.payments, "listPages").mockImplementationOnce(async function* (params) {
+      await markRows(s, batchId, [rows[2]!.rowKey]);
+      yield* listPages(params);
     });
-    let fetched!: () => void;
-    const firstFetched = new Promise<void>((r) => {
-      fetched = r;
-    });
-    let calls = 0;
-    s.gets.mockImplementation(async (id: string) => {
-      const payment: Payment = await s.realGet(id);
-      if (++calls === 1) {
-        fetched();
-        await held;
+    const [first] = await s.reconcile.lookNow();
+    expect(first).toMatchObject({ marks: 5, cleared: 4 });
+    expect(await s.reconcile.index.pending(batchId)).toBe(1);
+    const [second] = await s.reconcile.lookNow();
+    expect(second).toMatchObject({ marks: 1, cleared: 1 });
+    expect(await s.reconcile.index.pending(batchId)).toBe(0);
+  });
+
+  it("with payments created while a page is read: none is skipped or read twice, and each row follows its own", async () => {
+    const s = await stack("pages-growing");
+    const { rows, batchId } = await paidBatch(s, 60);
+    // Two rows of the same batch whose payments do not exist yet.
+    const late = [instruction({ amount: 61_000 }), instruction({ amount: 61_010 })];
+    const lateBatch = await s.h.submit(late, { batchId: `${batchId}-late` });
+    await markRows(
+      s,
+      batchId,
+      rows.map((r) => r.rowKey),
+    );
+    const seen: string[] = [];
+    const listPages = s.client.payments.listPages.bind(s.client.payments);
+    vi.spyOn(s.client.payments, "listPages").mockImplementation(async function* (params) {
+      let first = true;
+      for await (const page of listPages(params)) {
+        seen.push(...page.map((p: Payment) => p.id));
+        yield page;
+        if (first) {
+          first = false;
+          // New payments of the batch appear at the service between two pages of the walk.
+          for (const [i, row] of late.entries()) {
+            await s.h.api.payments.create(
+              {
+                amount: row.amount,
+                originatingAccountId: row.originatingAccountId,
+                receivingAccountId: row.receivingAccountId,
+                deliveryPreference: row.deliveryPreference,
+                externalId: `${row.reference}-x`,
+                metadata: { payouts_batch: batchId, payouts_row: `late-${i}`, payouts_attempt: "1" },
+              },
+              { idempotencyKey: `late-${batchId}-${i}` },
+            );
+          }
+        }
       }
-      return payment;
     });
-    const enqueuer = reconcileEnqueuer(s.queue, 500, 0);
-    await enqueuer.enqueue({
-      kind: "payment",
-      paymentId,
-      origin: "webhook",
-      event: "api.payment.created",
-      messageId: "a",
-    });
-    await firstFetched;
-    // The payment completes meanwhile; its delivery comes while the first look still runs.
-    await until(
-      async () => (await s.h.api.payments.get(paymentId)).status === "completed",
-      "payment completed",
-    );
-    await enqueuer.enqueue({
-      kind: "payment",
-      paymentId,
-      origin: "webhook",
-      event: "api.payment.updated",
-      messageId: "b",
-    });
-    release();
-    await until(
-      async () => (await s.h.store.getRow(batchId, row.rowKey))?.state === "completed",
-      "row completed",
-    );
-    expect(calls).toBe(2);
+    const [report] = await s.reconcile.lookNow();
+    expect(report).toMatchObject({ marks: 60, pages: 2, gets: 0, cleared: 60 });
+    // The walk saw every payment of the window once, and none created after it started.
+    expect(seen).toHaveLength(60);
+    expect(new Set(seen).size).toBe(60);
+    const byRow = await s.h.store.listRows(batchId);
+    expect(byRow.every((r) => r.paymentUpdatedAt !== undefined)).toBe(true);
+    expect(lateBatch).toBeDefined();
   });
 });
 
 describe("the sweep", () => {
-  it("reads only the open rows that went quiet, and each of them once per stale period", async () => {
-    // Payments that never move on their own: only the sweep would look at them again.
-    const s = await stack("least-sweep", { toInProgressMs: 3_600_000, toFinalMs: 3_600_000 });
-    const rows = Array.from({ length: 40 }, (_, i) => instruction({ amount: 10_000 + i * 100 }));
-    const batchId = await s.h.submit(rows);
-    await s.h.startWorker();
+  it("marks only the open rows that went quiet, and a look reads their payments by pages", async () => {
+    const s = await stack("least-sweep");
+    const { rows, batchId } = await paidBatch(s, 40);
     await waitForRows(s.h.store, batchId, (r) => r.state === "submitted");
     const open = s.h.store.keys.open(batchId);
     expect(await s.h.pipeline.redis.zcard(open)).toBe(40);
 
     // Nothing is stale yet: the sweep reads no row at all.
-    expect(await s.reconcile.sweep()).toMatchObject({ batches: 1, enqueued: 0, rowsRead: 0 });
+    expect(await s.reconcile.sweep()).toMatchObject({ batches: 1, marked: 0, rowsRead: 0 });
 
     // Five rows untouched for an hour (their last touch moved back in the index).
     const quiet = rows.slice(0, 5).map((r) => r.rowKey);
     for (const rowKey of quiet) await s.h.pipeline.redis.zadd(open, Date.now() - 3_600_000, rowKey);
-    expect(await s.reconcile.sweep()).toMatchObject({ enqueued: 5, rowsRead: 5 });
-    await until(async () => s.gets.mock.calls.length >= 5, "five looks");
-    expect(new Set(s.gets.mock.calls.map(([id]) => id)).size).toBe(5);
+    expect(await s.reconcile.sweep()).toMatchObject({ marked: 5, rowsRead: 5 });
+    const reads = s.counting();
+    const [report] = await s.reconcile.lookNow();
+    expect(report).toMatchObject({ marks: 5, gets: 0, cleared: 5 });
+    expect(reads().get).toBe(0);
+    expect(reads().list).toBeLessThanOrEqual(2);
     // Looked at now: the next sweep passes them by until they are stale again.
-    expect(await s.reconcile.sweep()).toMatchObject({ enqueued: 0, rowsRead: 0 });
+    expect(await s.reconcile.sweep()).toMatchObject({ marked: 0, rowsRead: 0 });
   });
 
   it("looks again at a retried row of a finished batch, and finishes the batch anew", async () => {
-    const s = await stack("least-retry", { toInProgressMs: 3_600_000, toFinalMs: 3_600_000 });
+    const s = await stack("least-retry");
     const row = instruction();
     const batchId = await s.h.submit([row]);
     await s.h.startWorker();
@@ -244,9 +267,9 @@ describe("the sweep", () => {
     await waitForRows(s.h.store, batchId, (r) => r.state === "submitted" && r.attempt === 2);
     expect((await s.h.store.getBatch(batchId))?.finishedAt).toBeUndefined();
 
-    // Its new payment goes quiet: the sweep looks at it (it ignored the batch before the fix).
+    // Its new payment goes quiet: the sweep marks it (it ignored the batch before the fix).
     await s.h.pipeline.redis.zadd(s.h.store.keys.open(batchId), Date.now() - 3_600_000, row.rowKey);
-    expect(await s.reconcile.sweep()).toMatchObject({ batches: 1, enqueued: 1, rowsRead: 1 });
+    expect(await s.reconcile.sweep()).toMatchObject({ batches: 1, marked: 1, rowsRead: 1 });
     await s.h.store.changeRow(batchId, row.rowKey, {
       to: "completed",
       fields: { paymentStatus: "completed" },
@@ -256,7 +279,7 @@ describe("the sweep", () => {
   });
 
   it("fills the open index of a batch recorded before it existed, once", async () => {
-    const s = await stack("least-backfill", { toInProgressMs: 3_600_000, toFinalMs: 3_600_000 });
+    const s = await stack("least-backfill");
     const rows = Array.from({ length: 3 }, () => instruction());
     const batchId = await s.h.submit(rows);
     await s.h.startWorker();
@@ -265,9 +288,37 @@ describe("the sweep", () => {
     const redis = s.h.pipeline.redis;
     await redis.del(s.h.store.keys.open(batchId));
     await redis.hdel(s.h.store.keys.batch(batchId), "openIndexed");
-    expect(await s.reconcile.sweep()).toMatchObject({ batches: 1, enqueued: 3, rowsRead: 3 });
+    expect(await s.reconcile.sweep()).toMatchObject({ batches: 1, marked: 3, rowsRead: 3 });
     expect(await redis.zcard(s.h.store.keys.open(batchId))).toBe(3);
     expect(await redis.hget(s.h.store.keys.batch(batchId), "openIndexed")).toBe("1");
-    expect(await s.reconcile.sweep()).toMatchObject({ enqueued: 0, rowsRead: 0 });
+    expect(await s.reconcile.sweep()).toMatchObject({ marked: 0, rowsRead: 0 });
+  });
+});
+
+describe("several reconcilers", () => {
+  it("share a batch's marks without both reading it: one claims it, the other finds nothing due", async () => {
+    const s = await stack("least-two");
+    const { rows, batchId } = await paidBatch(s, 20);
+    const other = await startReconcileService({
+      redisUrl: REDIS_URL,
+      prefix: s.h.prefix,
+      client: createWorkerClient({ apiUrl: s.sandbox.url, apiKey: s.sandbox.apiKey, entityId: "me" }),
+      sweepEveryMs: 0,
+      lookEveryMs: 0,
+    });
+    cleanups.push(() => other.stop(2000));
+    await markRows(
+      s,
+      batchId,
+      rows.map((r) => r.rowKey),
+    );
+    const reads = s.counting();
+    const [a, b] = await Promise.all([s.reconcile.lookNow(), other.lookNow()]);
+    const reports = [...a, ...b];
+    expect(reports).toHaveLength(1);
+    expect(reports[0]).toMatchObject({ marks: 20, cleared: 20 });
+    expect(reads()).toEqual({ list: 1, get: 0 });
+    await sleep(10);
+    expect(await s.reconcile.index.pending(batchId)).toBe(0);
   });
 });

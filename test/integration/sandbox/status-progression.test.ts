@@ -6,7 +6,7 @@ import { ACH_PAYMENT, call, createPayment, waitFor } from "./helpers.js";
 describe("sandbox payment status progression (short clock)", () => {
   let sb: RunningSandbox;
   beforeAll(async () => {
-    sb = await startSandbox({ clock: { toInProgressMs: 20, toFinalMs: 20 } });
+    sb = await startSandbox({ clock: { toInProgressMs: 20, toFinalMs: 20, toReturnMs: 40 } });
   });
   afterAll(() => sb.close());
 
@@ -66,5 +66,46 @@ describe("sandbox payment status progression (short clock)", () => {
     const cancel = await call(sb, "PATCH", `/payments/${created.body.id}`, { body: { status: "canceled" } });
     expect(cancel.status).toBe(409);
     expect(cancel.body.error.code).toBe("PAYMENT_NOT_CANCELABLE");
+  });
+
+  it("returns amounts ending in 555 after they completed: reported failed, with a reason and an event", async () => {
+    const created = await createPayment(sb, { ...ACH_PAYMENT, amount: 12_555 });
+    const completed = await settle(created.body.id, "completed");
+    const returned = await settle(created.body.id, "failed");
+    expect(returned.failureReason).toEqual({
+      code: "R01",
+      message: "insufficient funds: the receiving bank returned the payment",
+    });
+    expect(Date.parse(returned.updatedAt)).toBeGreaterThan(Date.parse(completed.updatedAt));
+    expect(statusEvents(created.body.id)).toEqual([
+      "api.payment.created",
+      "api.payment.updated",
+      "api.payment.updated",
+      "api.payment.updated",
+    ]);
+    // Found under its new status by the list filters.
+    const failed = await call(sb, "GET", "/payments?status=failed");
+    expect(failed.body.data.map((p: { id: string }) => p.id)).toContain(created.body.id);
+  });
+
+  it("returns a completed payment on POST /_sandbox/payments/{id}/return, and refuses one that is not completed", async () => {
+    const created = await createPayment(sb, ACH_PAYMENT);
+    const held = await createPayment(sb, { ...ACH_PAYMENT, amount: 2077 });
+    await settle(created.body.id, "completed");
+    const refused = await call(sb, "POST", `/_sandbox/payments/${held.body.id}/return`, { body: {} });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe("PAYMENT_NOT_RETURNABLE");
+    const answer = await call(sb, "POST", `/_sandbox/payments/${created.body.id}/return`, {
+      body: { status: "canceled", reason: { code: "R10", message: "customer advises not authorized" } },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({
+      id: created.body.id,
+      status: "canceled",
+      failureReason: { code: "R10", message: "customer advises not authorized" },
+    });
+    const listed = await call(sb, "GET", "/payments?status=canceled");
+    expect(listed.body.data.map((p: { id: string }) => p.id)).toContain(created.body.id);
+    expect((await call(sb, "POST", "/_sandbox/payments/pay_nope/return", { body: {} })).status).toBe(404);
   });
 });

@@ -1,17 +1,16 @@
 /**
  * The webhook receiver of `payouts serve` over real HTTP, with a real Redis and the sandbox (for the
- * health check). No reconcile worker runs here, so the jobs a delivery queued stay visible.
+ * health check). No reconciler runs here, so the marks a delivery left on its row stay visible.
  */
 
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { Queue } from "bullmq";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
 import { connectRedis } from "../../../src/pipeline/index.js";
-import { createReconcileQueue, type ReconcileJobData } from "../../../src/reconcile/index.js";
+import { LOOSE_BATCH, LookIndex } from "../../../src/reconcile/index.js";
 import type { RedisClient } from "../../../src/redis/index.js";
 import { type RunningSandbox, signWebhookBody, startSandbox } from "../../../src/sandbox/index.js";
 import { type RunningServer, startServer, WEBHOOK_PATH } from "../../../src/server/index.js";
@@ -22,7 +21,6 @@ let sandbox: RunningSandbox;
 let client: PayoutsClient;
 let server: RunningServer;
 let redis: RedisClient;
-let queue: Queue<ReconcileJobData>;
 let dir: string;
 const prefix = uniquePrefix("webhook-receiver");
 const SECRET = "whsec_receiver_test_secret";
@@ -53,9 +51,26 @@ async function post(body: Buffer, signature: string | undefined): Promise<{ stat
   return { status: res.status, json: await res.json() };
 }
 
-async function queuedJobs(): Promise<ReconcileJobData[]> {
-  const jobs = await queue.getJobs(["waiting", "delayed", "active", "prioritized"]);
-  return jobs.map((j) => j.data);
+interface Marked {
+  batchId: string;
+  row: string;
+  paymentId: string | undefined;
+  attempt: number | undefined;
+}
+
+/** Every mark a delivery left (rows of any batch, and payment ids that name no row). */
+async function marked(): Promise<Marked[]> {
+  const index = new LookIndex(redis, prefix);
+  const out: Marked[] = [];
+  const batches = (await redis.keys(`${prefix}:batch:*:looks`)).map((k) =>
+    k.slice(`${prefix}:batch:`.length, -":looks".length),
+  );
+  for (const batchId of [...batches, LOOSE_BATCH]) {
+    for (const m of await index.dueMarks(batchId, Number.MAX_SAFE_INTEGER, 10_000)) {
+      out.push({ batchId, row: m.member, paymentId: m.hint?.paymentId, attempt: m.hint?.attempt });
+    }
+  }
+  return out.sort((a, b) => a.row.localeCompare(b.row));
 }
 
 async function seenKeys(): Promise<string[]> {
@@ -79,17 +94,16 @@ beforeAll(async () => {
         : undefined,
   });
   redis = connectRedis(REDIS_URL);
-  queue = createReconcileQueue(redis, prefix);
 });
 
 afterEach(async () => {
-  await queue.obliterate({ force: true });
   await deleteKeys(redis, `${prefix}:webhooks`);
+  await deleteKeys(redis, `${prefix}:batch`);
+  await deleteKeys(redis, `${prefix}:reconcile`);
 });
 
 afterAll(async () => {
   await server.close();
-  await queue.close();
   await deleteKeys(redis, prefix);
   await redis.quit();
   await client.close();
@@ -98,18 +112,20 @@ afterAll(async () => {
 });
 
 describe("POST /webhooks/payouts", () => {
-  it("queues one reconcile job for a correctly signed payment delivery", async () => {
+  it("marks the payment's row (named by the delivery's metadata) for a look, with the payment id as a hint", async () => {
     const body = delivery({ id: "pay_signed_ok", messageId: "msg_signed_ok" });
     const res = await post(body, signWebhookBody(SECRET, body));
     expect(res.status).toBe(202);
-    expect(await queuedJobs()).toEqual([
-      {
-        kind: "payment",
-        paymentId: "pay_signed_ok",
-        origin: "webhook",
-        event: "api.payment.updated",
-        messageId: "msg_signed_ok",
-      },
+    expect(await marked()).toEqual([{ batchId: "b1", row: "R1", paymentId: "pay_signed_ok", attempt: 1 }]);
+    // No job per payment: the reconcile queue holds no job.
+    expect((await redis.keys(`${prefix}:bull:reconcile:*`)).filter((k) => !k.endsWith(":meta"))).toEqual([]);
+  });
+
+  it("marks a payment whose delivery names no row of ours by its id alone", async () => {
+    const body = delivery({ id: "pay_no_metadata", metadata: undefined });
+    expect((await post(body, signWebhookBody(SECRET, body))).status).toBe(202);
+    expect(await marked()).toEqual([
+      { batchId: LOOSE_BATCH, row: "pay_no_metadata", paymentId: undefined, attempt: undefined },
     ]);
   });
 
@@ -117,7 +133,7 @@ describe("POST /webhooks/payouts", () => {
     const body = delivery();
     const res = await post(body, signWebhookBody("someone-elses-secret", body));
     expect(res.status).toBe(401);
-    expect(await queuedJobs()).toEqual([]);
+    expect(await marked()).toEqual([]);
     expect(await seenKeys()).toEqual([]);
   });
 
@@ -128,17 +144,17 @@ describe("POST /webhooks/payouts", () => {
     expect(altered.length).toBe(body.length);
     const res = await post(altered, signature);
     expect(res.status).toBe(401);
-    expect(await queuedJobs()).toEqual([]);
+    expect(await marked()).toEqual([]);
     expect(await seenKeys()).toEqual([]);
   });
 
   it("answers 401 for a delivery without a signature, even when its body is invalid", async () => {
     expect((await post(delivery(), undefined)).status).toBe(401);
     expect((await post(Buffer.from("not json at all"), undefined)).status).toBe(401);
-    expect(await queuedJobs()).toEqual([]);
+    expect(await marked()).toEqual([]);
   });
 
-  it("queues a duplicate delivery (same messageId) only once", async () => {
+  it("answers a duplicate delivery (same messageId) as a duplicate; its row keeps one mark", async () => {
     const body = delivery({ messageId: "msg_dup" });
     const signature = signWebhookBody(SECRET, body);
     const first = await post(body, signature);
@@ -146,9 +162,9 @@ describe("POST /webhooks/payouts", () => {
     expect(first.status).toBe(202);
     expect(second.status).toBe(200);
     expect(second.json).toEqual({ status: "duplicate" });
-    expect((await queuedJobs()).map((j) => (j.kind === "payment" ? j.messageId : j.kind))).toEqual([
-      "msg_dup",
-    ]);
+    // The mark goes out with the dedupe check (one round trip): a duplicate marks the same row again,
+    // which only moves its look later; the row still has one mark, one look.
+    expect(await marked()).toEqual([{ batchId: "b1", row: "R1", paymentId: expect.any(String), attempt: 1 }]);
     // The messageId is remembered for at least seven days, as a digest in one of today's buckets
     // (webhook-dedupe.ts), next to the day's count.
     const keys = await seenKeys();
@@ -158,10 +174,14 @@ describe("POST /webhooks/payouts", () => {
     for (const key of keys) expect(await redis.ttl(key)).toBeGreaterThanOrEqual(7 * 24 * 3600 - 60);
   });
 
-  it("under a burst, checks deliveries together: each duplicate once answered duplicate, every payment queued", async () => {
-    // 40 deliveries at once for 20 payments of 2 deliveries each, every delivery sent twice.
+  it("under a burst, checks deliveries together: each duplicate once answered duplicate, every payment's row marked", async () => {
+    // 40 deliveries at once for 20 payments (rows) of 2 deliveries each, every delivery sent twice.
     const bodies = Array.from({ length: 40 }, (_, i) =>
-      delivery({ id: `pay_burst_${i % 20}`, messageId: `msg_burst_${i}` }),
+      delivery({
+        id: `pay_burst_${i % 20}`,
+        messageId: `msg_burst_${i}`,
+        metadata: { payouts_batch: "b1", payouts_row: `R${i % 20}`, payouts_attempt: "1" },
+      }),
     );
     const answers = await Promise.all(
       [...bodies, ...bodies].map((body) => post(body, signWebhookBody(SECRET, body))),
@@ -170,18 +190,21 @@ describe("POST /webhooks/payouts", () => {
     expect(
       answers.filter((a) => a.status === 200 && (a.json as { status: string }).status === "duplicate"),
     ).toHaveLength(40);
-    const ids = (await queuedJobs()).map((j) => (j.kind === "payment" ? j.paymentId : j.kind));
-    // No payment is left without its look (two deliveries of one payment may share one job).
-    expect(new Set(ids)).toEqual(new Set(Array.from({ length: 20 }, (_, i) => `pay_burst_${i}`)));
+    const marks = await marked();
+    // No payment is left without its look (two deliveries of one payment share its row's mark).
+    expect(new Set(marks.map((m) => m.paymentId))).toEqual(
+      new Set(Array.from({ length: 20 }, (_, i) => `pay_burst_${i}`)),
+    );
+    expect(marks).toHaveLength(20);
   });
 
-  it("acknowledges account and limitation events and unknown event types without queueing a job", async () => {
+  it("acknowledges account and limitation events and unknown event types without marking anything", async () => {
     for (const event of ["api.account.updated", "api.limitation.updated", "api.brand.new"]) {
       const body = delivery({ event, id: "acct_vendor_ach" });
       const res = await post(body, signWebhookBody(SECRET, body));
       expect(res.status).toBe(200);
     }
-    expect(await queuedJobs()).toEqual([]);
+    expect(await marked()).toEqual([]);
   });
 
   it("answers 400 for a signed body that is not a delivery, and 413 for one over the size limit", async () => {
@@ -189,7 +212,7 @@ describe("POST /webhooks/payouts", () => {
     expect((await post(junk, signWebhookBody(SECRET, junk))).status).toBe(400);
     const big = delivery({ data: { padding: "x".repeat(8000) } });
     expect((await post(big, signWebhookBody(SECRET, big))).status).toBe(413);
-    expect(await queuedJobs()).toEqual([]);
+    expect(await marked()).toEqual([]);
   });
 
   it("counts what it did in /metrics", async () => {

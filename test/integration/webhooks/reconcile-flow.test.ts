@@ -1,7 +1,8 @@
 /**
  * Webhooks and reconciliation end to end: the sandbox delivers signed webhooks over loopback to our
- * server, the reconcile worker fetches each payment and moves its row; the sweep covers lost
- * webhooks. Real Redis (a unique prefix), real sandbox, real payment worker.
+ * server, which marks each payment's row; the reconciler reads the batch's payments a page at a time
+ * and moves the rows; the sweep covers lost webhooks. Real Redis (a unique prefix), real sandbox, real
+ * payment worker.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -57,6 +58,7 @@ async function startStack(
     prefix: h.prefix,
     client: createWorkerClient({ apiUrl: sandbox.url, apiKey: sandbox.apiKey, entityId: "me" }),
     ...sweep,
+    quietMs: 500,
     onRowsChanged: (batchId) => void changed.push(batchId),
     onBatchFinished: (batchId) => void finished.push(batchId),
   });
@@ -170,8 +172,13 @@ describe("deliveries duplicated and out of order", () => {
         deliveryPreference: "international-fx",
       }),
     ];
+    const before = s.sandbox.stats().requests;
     const batchId = await s.h.submit(rows);
     const done = await waitForRows(s.h.store, batchId, terminal);
+    // Read by pages of the batch's payments: every delivery came twice and out of order, yet no
+    // payment was read alone (each row knew its payment by the time its marks went quiet).
+    expect(s.sandbox.stats().requests.get - before.get).toBe(0);
+    expect(s.sandbox.stats().requests.list - before.list).toBeGreaterThan(0);
     const byKey = new Map(done.map((r) => [r.rowKey, r]));
     const [ach, wire, failing, eur] = rows.map((r) => byKey.get(r.rowKey));
     for (const r of [ach, wire, eur]) {

@@ -24,6 +24,7 @@ const progress = {
     completed: 0,
     failed: 0,
     canceled: 0,
+    returned: 0,
     rejected: 0,
     error: 0,
   },

@@ -1,8 +1,10 @@
 /** The metrics module: route names without ids, and the worker's /metrics listener. */
 import { afterAll, describe, expect, it } from "vitest";
 import {
+  countReturnedRow,
   Registry,
   type RunningMetricsServer,
+  renderMetrics,
   routeOf,
   serviceRequestHooks,
   startMetricsServer,
@@ -37,5 +39,16 @@ describe("startMetricsServer", () => {
       /payouts_service_request_duration_seconds_count\{method="GET",route="\/payments\/:id",status="200"\} [1-9]/,
     );
     expect((await fetch(server.url.replace("/metrics", "/"))).status).toBe(404);
+  });
+});
+
+describe("returned rows", () => {
+  it("are counted in payouts_rows_returned_total", async () => {
+    const read = async () =>
+      Number(/^payouts_rows_returned_total (\d+)/m.exec(await renderMetrics())?.[1] ?? Number.NaN);
+    const before = await read();
+    countReturnedRow();
+    countReturnedRow();
+    expect(await read()).toBe(before + 2);
   });
 });
