@@ -12,6 +12,13 @@ export {
   sendBatchFinished,
 } from "./batch-finished.js";
 export {
+  type PayoutReturnedEvent,
+  type PayoutReturnedHandlerOptions,
+  payoutReturnedEvent,
+  payoutReturnedHandler,
+  type ReturnedRowInfo,
+} from "./payout-returned.js";
+export {
   NOTIFY_HEADERS,
   type Notification,
   type NotifyOptions,
@@ -19,10 +26,3 @@ export {
   sendNotification,
   verifyNotification,
 } from "./send-notification.js";
-export {
-  type PayoutReturnedEvent,
-  type PayoutReturnedHandlerOptions,
-  payoutReturnedEvent,
-  payoutReturnedHandler,
-  type ReturnedRowInfo,
-} from "./payout-returned.js";

@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import type { BatchStore } from "../batches/index.js";
 import { formatMinor } from "../money/index.js";
-import { type NotifyOptions, sendBatchFinished } from "./batch-finished.js";
+import { type NotifyOptions, sendNotification } from "./send-notification.js";
 
 export interface PayoutReturnedEvent {
   event: "payout.returned";
@@ -84,7 +84,10 @@ export function payoutReturnedHandler(
       if (!options.notify) return;
       const event = await payoutReturnedEvent(options.store, returned);
       if (!event) return;
-      const status = await sendBatchFinished(event, options.notify);
+      const status = await sendNotification(
+        { type: event.event, data: event, id: event.notificationId },
+        options.notify,
+      );
       if (status < 200 || status >= 300)
         options.logger?.warn(
           { batchId: returned.batchId, status },

@@ -8,7 +8,7 @@
  * receiver on loopback.
  */
 import { readFile } from "node:fs/promises";
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import Papa from "papaparse";
@@ -17,9 +17,9 @@ import { auditAndRecord } from "../../../src/ledger-audit/index.js";
 import {
   type BatchFinishedSummary,
   batchFinishedHandler,
-  NOTIFY_SIGNATURE_HEADER,
   type PayoutReturnedEvent,
   payoutReturnedHandler,
+  verifyNotification,
 } from "../../../src/notify/index.js";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
 import { createWorkerClient } from "../../../src/pipeline/index.js";
@@ -28,7 +28,7 @@ import { createResultOutbox, defaultResultPath, type ResultOutbox } from "../../
 import { retryRows } from "../../../src/retries/index.js";
 import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { type RunningServer, startServer, WEBHOOK_PATH } from "../../../src/server/index.js";
-import { CONSUMED_EVENTS, verifyWebhookSignature } from "../../../src/webhooks/index.js";
+import { CONSUMED_EVENTS } from "../../../src/webhooks/index.js";
 import { until as waitFor } from "../../support/wait.js";
 import { instruction, type PipelineHarness, pipelineHarness, REDIS_URL } from "../pipeline/helpers.js";
 
@@ -39,21 +39,18 @@ let server: RunningServer;
 let serverClient: PayoutsClient;
 let reconcile: ReconcileService;
 let outbox: ResultOutbox;
-const received: Array<{ raw: Buffer; signature: string | undefined }> = [];
+const received: Array<{ raw: Buffer; headers: IncomingHttpHeaders }> = [];
 const receiver = createServer(async (req: IncomingMessage, res) => {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
-  received.push({ raw: Buffer.concat(chunks), signature: req.headers[NOTIFY_SIGNATURE_HEADER] as string });
+  received.push({ raw: Buffer.concat(chunks), headers: req.headers });
   res.statusCode = 204;
   res.end();
 });
 
 function notifications<T extends { event: string }>(event: T["event"]): T[] {
   return received
-    .map((r) => {
-      verifyWebhookSignature(r.raw, r.signature, SECRET);
-      return JSON.parse(r.raw.toString("utf8")) as T;
-    })
+    .map((r) => verifyNotification(r.raw, r.headers, SECRET).data as T)
     .filter((n) => n.event === event);
 }
 
