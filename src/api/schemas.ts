@@ -182,6 +182,18 @@ export const BatchView = z
         approvals: z.array(z.object({ by: z.string(), at: Iso })),
       })
       .nullable(),
+    ledger: z
+      .object({
+        at: Iso,
+        rows: z.number().int().describe("Valid rows held against the ledger."),
+        payments: z.number().int().describe("Payments the service holds for the batch."),
+        matched: z.number().int().describe("Rows whose payment (or absence of one) agrees with the ledger."),
+        differences: z.number().int(),
+        byKind: z.record(z.string(), z.number().int()).describe("Differences by kind."),
+        summary: z.string().describe("One line: `ledger: 20,000 rows match, 0 differences`."),
+      })
+      .nullable()
+      .describe("The batch's last check against the service's ledger (`payouts audit`), when it had one."),
   })
   .meta({ id: "Batch" });
 

@@ -70,7 +70,7 @@ describe("the console", () => {
     // A sheet with mistakes: its problems show first, marked on their cells; submitting under reject is off.
     await page.setInputFiles("#file", path.join(SAMPLES, "payouts-mistakes.csv"));
     await page.locator("#validation-title", { hasText: "payouts-mistakes.csv" }).waitFor();
-    expect(await page.locator("#preview td.problem").count()).toBeGreaterThan(0);
+    await expect.poll(() => page.locator("#preview td.problem").count()).toBeGreaterThan(0);
     expect(await page.locator("#submit-reject").isDisabled()).toBe(true);
     await expect.poll(() => page.locator("#report-links a").count()).toBeGreaterThan(0);
     expect(await axeFindings(page)).toEqual([]);
