@@ -10,6 +10,7 @@ import { configureSheetLimits } from "../sheets/index.js";
 import { registerApprove } from "./commands/approve.js";
 import { registerAudit } from "./commands/audit.js";
 import { registerDemo } from "./commands/demo.js";
+import { registerMigrate } from "./commands/migrate.js";
 import { registerReject } from "./commands/reject.js";
 import { registerResult } from "./commands/result.js";
 import { registerRetry } from "./commands/retry.js";
@@ -52,6 +53,7 @@ export function buildProgram(): Command {
   registerToken(program);
   registerApprove(program);
   registerReject(program);
+  registerMigrate(program);
   return program;
 }
 

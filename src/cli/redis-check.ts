@@ -3,7 +3,7 @@
  * one line and exit 2 at once rather than a process that waits (or reconnects) for good.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { connectRedis } from "../redis/index.js";
+import { checkLayoutVersion, connectRedis, LayoutVersionError } from "../redis/index.js";
 import { CliError, EXIT } from "./exit-codes.js";
 
 /**
@@ -44,21 +44,38 @@ export async function redisProblem(url: string): Promise<string | undefined> {
 }
 
 /**
- * Resolves once Redis answers; after `waitMs` of asking (every half second) a CliError (exit 2) in one
- * line: where it looked, why it failed, what to do. `signal` ends the wait early (a shutdown).
+ * Resolves once Redis answers and holds the layout this version reads under `prefix`; after `waitMs`
+ * of asking (every half second) a CliError (exit 2) in one line: where it looked, why it failed, what
+ * to do. `signal` ends the wait early (a shutdown).
  */
 export async function requireRedis(
   url: string,
-  options: { waitMs?: number; signal?: AbortSignal; onWait?: (problem: string) => void } = {},
+  options: { prefix: string; waitMs?: number; signal?: AbortSignal; onWait?: (problem: string) => void },
 ): Promise<void> {
   const deadline = Date.now() + (options.waitMs ?? 0);
   let told = false;
   for (;;) {
     const problem = await redisProblem(url);
-    if (problem === undefined) return;
+    if (problem === undefined) return requireLayout(url, options.prefix);
     if (Date.now() >= deadline || options.signal?.aborted) throw redisUnreachable(url, problem);
     if (!told) options.onWait?.(problem);
     told = true;
     await sleep(500);
+  }
+}
+
+/** The store's layout check (src/redis/layout-version.ts) as a command's one line and exit 2. */
+async function requireLayout(url: string, prefix: string): Promise<void> {
+  const redis = connectRedis(url, { lazyConnect: true, failFast: true, maxRetriesPerRequest: 1 });
+  redis.on("error", () => {});
+  try {
+    await redis.connect();
+    await checkLayoutVersion(redis, prefix);
+  } catch (err) {
+    // Anything else (out of memory, a lost connection) is told by the command's own failure line.
+    if (err instanceof LayoutVersionError) throw new CliError(err.message, EXIT.usage);
+    throw err;
+  } finally {
+    redis.disconnect();
   }
 }

@@ -2,3 +2,13 @@
 export { type ClusterNode, ClusterNodesError, hashTaggedPrefix, parseClusterNodes } from "./cluster-nodes.js";
 export { type ConnectOptions, clusterNodesFromEnv, connectRedis, type RedisClient } from "./connect.js";
 export { gatherCalls } from "./gather-calls.js";
+export {
+  checkLayoutVersion,
+  LAYOUT_VERSION,
+  type LayoutMigration,
+  LayoutVersionError,
+  layoutKey,
+  layoutProblem,
+  MIGRATIONS,
+  migrateLayout,
+} from "./layout-version.js";

@@ -1,20 +1,17 @@
 /**
  * The webhook receiver's memory of the messageIds it has seen (docs/design.md §3.5: deduplicate on
  * `messageId`, kept at least the TTL). Each id is one field in a small hash that Redis keeps as a
- * listpack (about 12 B an id), instead of a field in one big hashtable per day (about 70 B an id,
- * ~218 B a row at ~3 deliveries a payment: issue 9, point 6).
+ * listpack (about 12 B an id), instead of a field in one big hashtable per day (about 70 B an id;
+ * a payment gets about three deliveries).
  *
  * Layout, for the day `d` (days since the epoch, UTC) an id was first seen on:
  *
  *   <p>:webhooks:seen:d<d>:n                 string  ids recorded that day (chooses the level, below)
  *   <p>:webhooks:seen:d<d>:<level>:<bucket>  hash    8-byte digest of the messageId → "1"
- *   <p>:webhooks:seen:d<d>                   hash    messageId → "1": the layout before this one, only
- *                                                    read (until it expires) so an upgrade mid-day does
- *                                                    not process again an id seen earlier that day
  *
  * Why levels: a hash stays a listpack only up to `hash-max-listpack-entries` (128 by default) fields,
  * and a bucket key costs ~100 B of its own, so a fixed number of buckets fits only one volume (at
- * 30,000 ids a day, 32,768 buckets would hold one id each and cost more than the old layout; at
+ * 30,000 ids a day, 32,768 buckets would hold one id each and cost more than one hashtable; at
  * 3,000,000, 1,024 buckets would each turn into a hashtable). So a day's buckets grow with its count:
  * level k has LEVEL_BUCKETS[k] buckets and takes new ids while the day's count is under
  * LEVEL_BUCKETS[k] × BUCKET_FILL; an id stays where it was recorded, and a lookup checks its bucket
@@ -25,7 +22,7 @@
  *
  * Cluster: every key one script call touches shares the day keys' names up to their end, so it has
  * the hash tag the key prefix carries in a cluster (`{payouts}`, redis/cluster-nodes.ts): one slot.
- * The bucket keys are derived in the script from the declared day keys (listing every bucket an id
+ * The bucket keys are derived in the script from the declared count keys (listing every bucket an id
  * might be in would be up to 40 keys an id); Redis allows undeclared keys of the call's own slot.
  */
 import { hash } from "node:crypto";
@@ -51,41 +48,35 @@ export interface DedupeId {
   digest: Buffer;
   /** An unsigned 32-bit number; the bucket at a level is it modulo the level's bucket count. */
   hash: number;
-  /** The field the previous layout stored: the id itself, or its hex SHA-256 if unusual. */
-  legacyField: string;
 }
 
 export function dedupeId(messageId: string): DedupeId {
   // The one-shot hash: about half the time of a Hash object, on every delivery.
   const sha = hash("sha256", messageId, "buffer");
-  return {
-    digest: sha.subarray(0, 8),
-    hash: sha.readUInt32BE(8),
-    legacyField: /^[A-Za-z0-9_.-]{1,128}$/.test(messageId) ? messageId : sha.toString("hex"),
-  };
+  return { digest: sha.subarray(0, 8), hash: sha.readUInt32BE(8) };
 }
 
 /**
  * The days whose keys may hold an id seen within `ttl` seconds of `nowMs`, today first: the key of
- * each day's count, and each day's hash of the previous layout; and when today's keys expire (the
+ * each day's count (its buckets' names begin with it, less `:n`); and when today's keys expire (the
  * TTL after the day ends, unix s).
  */
 export function dedupeDays(
   prefix: string,
   nowMs: number,
   ttl: number,
-): { counts: string[]; legacy: string[]; expireAt: number } {
+): { counts: string[]; expireAt: number } {
   const today = Math.floor(nowMs / 1000 / DAY_SECONDS);
   const back = Math.ceil(ttl / DAY_SECONDS);
-  const legacy = Array.from({ length: back + 1 }, (_, i) => `${prefix}:webhooks:seen:d${today - i}`);
-  return { counts: legacy.map((day) => `${day}:n`), legacy, expireAt: (today + 1) * DAY_SECONDS + ttl };
+  const counts = Array.from({ length: back + 1 }, (_, i) => `${prefix}:webhooks:seen:d${today - i}:n`);
+  return { counts, expireAt: (today + 1) * DAY_SECONDS + ttl };
 }
 
-/** KEYS: the days' count keys (today first), then their legacy hashes, in the same order. */
+/** KEYS: the days' count keys, today first. */
 const LUA_LEVELS = `
 local sizes = {${LEVEL_BUCKETS.join(", ")}}
 local fill = ${BUCKET_FILL}
-local days = #KEYS / 2
+local days = #KEYS
 local function level_of(count)
   for k = 1, #sizes do
     if count < sizes[k] * fill then return k end
@@ -93,37 +84,30 @@ local function level_of(count)
   return #sizes
 end
 local function bucket(d, k, hash)
-  return KEYS[days + d] .. ':' .. (k - 1) .. ':' .. string.format('%d', hash % sizes[k])
+  return string.sub(KEYS[d], 1, -3) .. ':' .. (k - 1) .. ':' .. string.format('%d', hash % sizes[k])
 end
 -- One MGET for the days' counts (most days of the window have none: nil reads as 0).
 local counts = {}
-local stored = redis.call('MGET', unpack(KEYS, 1, days))
+local stored = redis.call('MGET', unpack(KEYS))
 for d = 1, days do counts[d] = tonumber(stored[d] or '0') end
 `;
 
 /**
  * Records ids not seen yet in today's buckets. KEYS: as above. ARGV: when today's keys expire (unix
- * s), then per id its digest, hash and legacy field. Returns one number per id: 1 when it is new (an
+ * s), then per id its digest and hash. Returns one number per id: 1 when it is new (an
  * id given twice is new only the first time).
  */
 const SEEN_FIRST = defineLuaScript(
   "webhookSeenFirstBuckets",
   `${LUA_LEVELS}
--- Which days still have a hash of the previous layout: one EXISTS for all, as none do once the
--- upgrade is older than the TTL.
-local legacy = {}
-if redis.call('EXISTS', unpack(KEYS, days + 1, 2 * days)) > 0 then
-  for d = 1, days do legacy[d] = redis.call('EXISTS', KEYS[days + d]) == 1 end
-end
 local out = {}
 local touched = {}
 local recorded = 0
-for j = 2, #ARGV, 3 do
-  local digest, hash, old = ARGV[j], tonumber(ARGV[j + 1]), ARGV[j + 2]
+for j = 2, #ARGV, 2 do
+  local digest, hash = ARGV[j], tonumber(ARGV[j + 1])
   local new = 1
   for d = 1, days do
-    if legacy[d] and redis.call('HEXISTS', KEYS[days + d], old) == 1 then new = 0 end
-    -- A day without a count recorded nothing in this layout (both are written, and expire, together).
+    -- A day without a count recorded nothing (both are written, and expire, together).
     for k = 1, counts[d] > 0 and level_of(counts[d]) or 0 do
       if new == 0 then break end
       if redis.call('HEXISTS', bucket(d, k, hash), digest) == 1 then new = 0 end
@@ -170,22 +154,17 @@ export function createDedupeStore(redis: RedisClient, prefix: string, ttl: numbe
     async seenFirst(ids: readonly DedupeId[]): Promise<boolean[]> {
       const days = dedupeDays(prefix, Date.now(), ttl);
       const args: (string | number | Buffer)[] = [days.expireAt];
-      for (const id of ids) args.push(id.digest, id.hash, id.legacyField);
-      const answer = (await runScript(redis, SEEN_FIRST, [...days.counts, ...days.legacy], args)) as number[];
+      for (const id of ids) args.push(id.digest, id.hash);
+      const answer = (await runScript(redis, SEEN_FIRST, days.counts, args)) as number[];
       return ids.map((_, i) => Number(answer[i]) === 1);
     },
     /**
      * Forgets an id recorded by {@link seenFirst}: in today's buckets, or yesterday's if it was recorded
-     * before midnight. Ids of the previous layout are never recorded any more, so never forgotten.
+     * before midnight.
      */
     async forget(id: DedupeId): Promise<void> {
       const days = dedupeDays(prefix, Date.now(), ttl);
-      await runScript(
-        redis,
-        FORGET,
-        [...days.counts.slice(0, 2), ...days.legacy.slice(0, 2)],
-        [id.digest, id.hash],
-      );
+      await runScript(redis, FORGET, days.counts.slice(0, 2), [id.digest, id.hash]);
     },
   };
 }

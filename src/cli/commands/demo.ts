@@ -1,7 +1,7 @@
 /** `payouts demo [sheet]`: the whole job on embedded defaults (see src/demo/run-demo.ts). */
 import cliProgress from "cli-progress";
 import type { Command } from "commander";
-import type { BatchProgress } from "../../batches/index.js";
+import { type BatchProgress, DEFAULT_KEY_PREFIX } from "../../batches/index.js";
 import { loadConfig } from "../../config/index.js";
 import { RedisUnavailableError } from "../../demo/private-redis.js";
 import { runDemo } from "../../demo/run-demo.js";
@@ -58,7 +58,7 @@ export function registerDemo(program: Command): void {
       untilShutdownSignal({ graceMs: DEMO_STOP_GRACE_MS });
       const redisUrlGiven = (process.env.REDIS_URL ?? "").trim() !== "";
       // A given Redis that does not answer is one line and exit 2 now, before anything starts.
-      if (redisUrlGiven) await requireRedis(config.redisUrl);
+      if (redisUrlGiven) await requireRedis(config.redisUrl, { prefix: DEFAULT_KEY_PREFIX });
       try {
         const result = await runDemo({
           config,

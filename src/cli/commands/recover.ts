@@ -13,6 +13,7 @@ import { openPipeline } from "../../pipeline/index.js";
 import { BATCH_ID_PATTERN } from "../../row-identity/index.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { redisPrefixOption } from "../options.js";
+import { requireRedis } from "../redis-check.js";
 
 async function isFile(p: string): Promise<boolean> {
   try {
@@ -42,6 +43,7 @@ export function registerRecover(program: Command): void {
         entityId: api.entityId,
         timeoutMs: config.apiTimeoutMs,
       });
+      await requireRedis(config.redisUrl, { prefix: opts.redisPrefix });
       const pipeline = openPipeline({ redisUrl: config.redisUrl, prefix: opts.redisPrefix, failFast: true });
       try {
         const result = await recoverBatch({

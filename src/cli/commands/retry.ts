@@ -11,6 +11,7 @@ import { openPipeline } from "../../pipeline/index.js";
 import { adoptedReason, parseRowSpec, RowSpecError, retryRows } from "../../retries/index.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { redisPrefixOption } from "../options.js";
+import { requireRedis } from "../redis-check.js";
 
 interface RetryFlags {
   rows?: string;
@@ -66,9 +67,7 @@ export async function runRetry(
         })
       : undefined;
   try {
-    await pipeline.redis.ping().catch((err: Error) => {
-      throw new CliError(`cannot reach Redis at REDIS_URL: ${err.message}`, EXIT.usage);
-    });
+    await requireRedis(config.redisUrl, { prefix: flags.redisPrefix });
     const result = await retryRows({
       store: pipeline.store,
       enqueuer: pipeline.enqueuer,

@@ -54,6 +54,7 @@ export async function runServe(
   if (!config.webhookSecret) throw new ConfigError("PAYOUTS_WEBHOOK_SECRET (or PAYOUTS_API_KEY) must be set");
   const logger = createLogger({ level: config.logLevel, name: "server" });
   await requireRedis(config.redisUrl, {
+    prefix: opts.redisPrefix,
     waitMs: REDIS_START_WAIT_MS,
     signal: abortOn(stopSignal),
     onWait: (problem) => logger.warn({ problem }, "Redis does not answer yet; waiting for it"),

@@ -24,7 +24,7 @@ export function registerToken(program: Command): void {
     .addOption(redisPrefixOption())
     .description("Create a bearer token; it is printed once and cannot be shown again")
     .action(async (name: string, opts: TokenCommandOptions & { role: string }) => {
-      await withRedis(loadConfig(), async (redis) => {
+      await withRedis(loadConfig(), opts.redisPrefix, async (redis) => {
         const actor = cliActor();
         const created = await new AuthStore(redis, opts.redisPrefix)
           .createToken(name, opts.role, `cli:${actor.name}`)
@@ -49,7 +49,7 @@ export function registerToken(program: Command): void {
     .addOption(redisPrefixOption())
     .description("List token names and roles (never the tokens)")
     .action(async (opts: TokenCommandOptions) => {
-      await withRedis(loadConfig(), async (redis) => {
+      await withRedis(loadConfig(), opts.redisPrefix, async (redis) => {
         const tokens = await new AuthStore(redis, opts.redisPrefix).listTokens();
         if (tokens.length === 0) process.stdout.write("no tokens\n");
         for (const t of tokens) {
@@ -66,7 +66,7 @@ export function registerToken(program: Command): void {
     .addOption(redisPrefixOption())
     .description("Revoke a token: requests that carry it are refused from now on")
     .action(async (name: string, opts: TokenCommandOptions) => {
-      await withRedis(loadConfig(), async (redis) => {
+      await withRedis(loadConfig(), opts.redisPrefix, async (redis) => {
         await new AuthStore(redis, opts.redisPrefix).revokeToken(name).catch(authFailure);
         await new AuditTrail(redis, opts.redisPrefix).record({
           actor: cliActor(),

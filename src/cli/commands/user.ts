@@ -62,7 +62,7 @@ export function registerUser(program: Command): void {
     .description("Add a user; the password is read from standard input (at least 10 characters)")
     .action(async (name: string, opts: AuthCommandOptions & { role: string }) => {
       const password = await readSecretLine(`password for ${name}: `);
-      await withRedis(loadConfig(), async (redis) => {
+      await withRedis(loadConfig(), opts.redisPrefix, async (redis) => {
         const store = new AuthStore(redis, opts.redisPrefix);
         const added = await store.addUser(name, opts.role, password).catch(authFailure);
         await new AuditTrail(redis, opts.redisPrefix).record({
@@ -83,7 +83,7 @@ export function registerUser(program: Command): void {
     .option("--json", "print JSON")
     .description("List users and their roles")
     .action(async (opts: AuthCommandOptions & { json?: boolean }) => {
-      await withRedis(loadConfig(), async (redis) => {
+      await withRedis(loadConfig(), opts.redisPrefix, async (redis) => {
         const users = await new AuthStore(redis, opts.redisPrefix).listUsers();
         if (opts.json) {
           process.stdout.write(`${JSON.stringify(users, null, 2)}\n`);
@@ -105,7 +105,7 @@ export function registerUser(program: Command): void {
     .addOption(redisPrefixOption())
     .description("Disable a user: their sessions end and they can no longer log in")
     .action(async (name: string, opts: AuthCommandOptions) => {
-      await withRedis(loadConfig(), async (redis) => {
+      await withRedis(loadConfig(), opts.redisPrefix, async (redis) => {
         await new AuthStore(redis, opts.redisPrefix).disableUser(name).catch(authFailure);
         await new AuditTrail(redis, opts.redisPrefix).record({
           actor: cliActor(),

@@ -56,6 +56,7 @@ export function registerWatch(program: Command): void {
       const api = requireApi(config);
       const logger = createLogger({ level: config.logLevel, name: "watch" });
       await requireRedis(config.redisUrl, {
+        prefix: flags.redisPrefix,
         waitMs: REDIS_START_WAIT_MS,
         signal: abortOn(stopSignal),
         onWait: (problem) => logger.warn({ problem }, "Redis does not answer yet; waiting for it"),

@@ -82,6 +82,7 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
   const api = requireApi(config);
   const logger = createLogger({ level: config.logLevel, name: "payment-worker" });
   await requireRedis(config.redisUrl, {
+    prefix: opts.redisPrefix,
     waitMs: REDIS_START_WAIT_MS,
     signal: abortOn(stopSignal),
     onWait: (problem) => logger.warn({ problem }, "Redis does not answer yet; waiting for it"),

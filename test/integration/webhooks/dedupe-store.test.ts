@@ -1,7 +1,6 @@
 /**
  * The webhook receiver's memory of messageIds (webhook-dedupe.ts) on a real Redis: ids found again
- * across levels as a day's buckets grow, buckets that stay listpacks, the previous layout's day hashes
- * still read after an upgrade, forgetting, and a dedupe check that lands after its 503 (a private
+ * across levels as a day's buckets grow, buckets that stay listpacks, forgetting, and a dedupe check that lands after its 503 (a private
  * redis-server, paused with CLIENT PAUSE, so no other test's Redis stalls), and the scripts on a real
  * 3-master Redis Cluster.
  */
@@ -71,21 +70,6 @@ describe("webhook dedupe store", () => {
     const store = createDedupeStore(redis, prefix, TTL);
     const id = dedupeId("msg_twice_in_one_call");
     expect(await store.seenFirst([id, dedupeId("msg_other"), id])).toEqual([true, true, false]);
-  });
-
-  it("still takes an id recorded that day by the previous layout (one hash per day) for a duplicate", async () => {
-    const store = createDedupeStore(redis, prefix, TTL);
-    const { legacy } = dedupeDays(prefix, Date.now(), TTL);
-    // As the previous version wrote them: the id itself, or the hex SHA-256 of an unusual one; today
-    // and three days ago.
-    const unusual = "msg with spaces/and:colons";
-    await redis.hset(legacy[0]!, "msg_before_upgrade", "1", dedupeId(unusual).legacyField, "1");
-    await redis.hset(legacy[3]!, "msg_three_days_ago", "1");
-    const answers = await store.seenFirst(
-      ["msg_before_upgrade", unusual, "msg_three_days_ago", "msg_after_upgrade"].map(dedupeId),
-    );
-    expect(answers).toEqual([false, false, false, true]);
-    expect(dedupeId(unusual).legacyField).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it("forgets an id, at whatever level it was recorded, so it is new again", async () => {
