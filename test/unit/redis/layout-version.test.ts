@@ -20,8 +20,8 @@ describe("layoutProblem", () => {
 
 describe("migrateLayout", () => {
   const steps = (log: string[]): LayoutMigration[] => [
-    { from: 1, describe: "one", run: async (redis, prefix) => void log.push(`1@${prefix}`) },
-    { from: 2, describe: "two", run: async (redis, prefix) => void log.push(`2@${prefix}`) },
+    { from: 1, describe: "one", run: async (_redis, prefix) => void log.push(`1@${prefix}`) },
+    { from: 2, describe: "two", run: async (_redis, prefix) => void log.push(`2@${prefix}`) },
   ];
 
   it("runs each step from the stored layout on, writing the version after each", async () => {
