@@ -165,8 +165,8 @@ function optionalNumber(value: string | undefined): number | undefined {
 }
 
 /**
- * A row's history lines (redis-scripts.ts HISTORY_LINE), compact or the JSON of older versions;
- * `paymentId` is the row's, which a note's mark stands for (row-fields.ts).
+ * A row's history lines (redis-scripts.ts HISTORY_LINE); `paymentId` is the row's, which a note's
+ * mark stands for (row-fields.ts).
  */
 export function parseHistory(text: string | undefined, paymentId?: string): RowHistoryEntry[] {
   if (!text) return [];
@@ -174,7 +174,6 @@ export function parseHistory(text: string | undefined, paymentId?: string): RowH
     .split("\n")
     .filter((line) => line.length > 0)
     .map((line) => {
-      if (line.startsWith("{")) return JSON.parse(line) as RowHistoryEntry;
       const [at = "", from = "-", to = "", attempt = "", ...note] = line.split(" ");
       return {
         at: isoOfStamp(at),
@@ -283,8 +282,6 @@ export class BatchStore {
         rowCount: String(batch.rowCount),
         invalidCount: String(batch.invalidCount),
         rowsRecorded: batch.rowsRecorded ? "1" : "0",
-        // Its rows enter the open index as they move (see needsOpenIndexBackfill).
-        openIndexed: "1",
         enqueueComplete: batch.enqueueComplete ? "1" : "0",
         archivePath: batch.archivePath ?? "",
         sheet: JSON.stringify(batch.sheet),
@@ -327,35 +324,6 @@ export class BatchStore {
       .hdel(this.keys.batch(batchId), "finishedAt")
       .sadd(this.keys.awaitingOutcomes, batchId)
       .exec();
-  }
-
-  /** True for a batch recorded before the open index existed, whose open rows are not in it yet. */
-  async needsOpenIndexBackfill(batchId: string): Promise<boolean> {
-    return (await this.redis.hget(this.keys.batch(batchId), "openIndexed")) !== "1";
-  }
-
-  /**
-   * Fills the open index of a batch recorded before it existed (once: the batch is then marked): every
-   * row with a payment not final yet goes in as stale, so the next sweep looks at it. Reads the rows a
-   * page at a time. Returns the rows added.
-   */
-  async backfillOpenIndex(batchId: string): Promise<number> {
-    let added = 0;
-    for await (const rowKeys of this.rowKeyPages(batchId)) {
-      const pipeline = this.redis.pipeline();
-      for (const rowKey of rowKeys) pipeline.hmget(this.keys.row(batchId, rowKey), "state", "paymentId");
-      const open: (string | number)[] = [];
-      ((await pipeline.exec()) ?? []).forEach(([err, value], i) => {
-        if (err) throw err;
-        const [state, paymentId] = value as [string | null, string | null];
-        if (state && isRowState(state) && !TERMINAL_ROW_STATES.includes(state) && paymentId)
-          open.push(0, rowKeys[i]!);
-      });
-      // NX: a row the scripts indexed meanwhile keeps its real last touch.
-      if (open.length > 0) added += Number(await this.redis.zadd(this.keys.open(batchId), "NX", ...open));
-    }
-    await this.redis.hset(this.keys.batch(batchId), "openIndexed", "1");
-    return added;
   }
 
   async getBatch(batchId: string): Promise<BatchRecord | undefined> {

@@ -24,8 +24,10 @@
  *   <p>:reconcile:due               zset   batches with rows to look at → earliest mark (ms); a reconciler's claim pushes it ahead
  *   <p>:reconcile:loose             zset   payment ids to look at that name no row (a hint without metadata) → mark (ms)
  *   <p>:batches:watched             zset   finished batches still watched for returns → next look (ms)
+ *   <p>:layout                      string the layout version of everything under the prefix (src/redis/layout-version.ts)
  *
- * (The two sets keep their old key names so data written by an earlier version is still found.)
+ * (The two sets' key names predate their roles; renaming them would be a new layout, see
+ * src/redis/layout-version.ts.)
  *
  * On a Redis Cluster the prefix is a hash tag (src/redis/cluster-nodes.ts), so every key above, and
  * the queues under `<p>:bull`, live in one slot: a script may touch any of them.

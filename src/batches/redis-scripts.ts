@@ -33,9 +33,8 @@ export const defineLuaScript = script;
  * A row's history: one compact line per change, `<at> <from|-> <to> <attempt> <note as JSON>` (about
  * half the bytes of a JSON object per line; `at`, like the row's `updatedAt`, is batch-store.ts's
  * rowStamp, base-36 milliseconds; the note, last, may hold spaces; a mark may stand in it for the
- * row's payment id, row-fields.ts), and only the latest
- * HISTORY_MAX lines are kept, so a row's record stays small however often it is retried (issue 9,
- * point 6). batch-store.ts's parseHistory reads these lines and the JSON lines of older versions.
+ * row's payment id, row-fields.ts), and only the latest HISTORY_MAX lines are kept, so a row's
+ * record stays small however often it is retried. batch-store.ts's parseHistory reads these lines.
  */
 export const HISTORY_MAX = 20;
 const HISTORY_LINE = `
@@ -74,22 +73,13 @@ end
 `;
 
 /**
- * Milliseconds of a time as a row stores it: a base-36 stamp, or the ISO time of an earlier version
- * (days from the civil date, proleptic Gregorian, as JavaScript's Date counts). nil for anything else.
+ * Milliseconds of a time as a row stores it: a base-36 stamp (row-fields.ts encodePaymentTime). nil
+ * for a time kept as text (one that does not read back the same as a stamp), which compares as text.
  */
 const TIME_MS = `
 local function time_ms(v)
   if not string.find(v, '[-:]') then return tonumber(v, 36) end
-  local y, mo, d, h, mi, s, frac = string.match(v, '^(%d%d%d%d)-(%d%d)-(%d%d)T(%d%d):(%d%d):(%d%d)%.?(%d*)Z$')
-  if not y then return nil end
-  y, mo = tonumber(y), tonumber(mo)
-  if mo <= 2 then y = y - 1 end
-  local era = math.floor(y / 400)
-  local yoe = y - era * 400
-  local doy = math.floor((153 * ((mo + 9) % 12) + 2) / 5) + tonumber(d) - 1
-  local days = era * 146097 + yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy - 719468
-  local ms = tonumber(string.sub(frac .. '000', 1, 3))
-  return ((days * 24 + tonumber(h)) * 60 + tonumber(mi)) * 60000 + tonumber(s) * 1000 + ms
+  return nil
 end
 `;
 
@@ -195,7 +185,7 @@ for i = 6, 5 + conditions * 2, 2 do
 end
 local first = 6 + conditions * 2
 -- A payment snapshot older than the one already applied changes nothing. Times compare by their
--- milliseconds (a stamp, or an earlier version's ISO time), else as text. \`newer\`: the change
+-- milliseconds (stamps), else as text. \`newer\`: the change
 -- carries a snapshot strictly newer than the stored one (or the row stores none); \`same\`: it names
 -- the row's own payment. Both are needed for a final row to follow its payment.
 local newer, same = false, false

@@ -1,15 +1,16 @@
 /**
- * How a row's state hash stores the fields a finished row keeps (issue 9, point 6: a finished row's
- * hash was 670 B, most of it the fees' JSON, an ISO time and a payment id repeated in its history).
- * Each encoding reads back exactly what was written, and the decoders also read what earlier versions
- * stored, so rows written before an upgrade read the same:
+ * How a row's state hash stores the fields a finished row keeps, compactly, because a finished row
+ * lives in Redis as long as its batch (the fees' JSON, an ISO time and a payment id repeated in its
+ * history would be most of it). Each encoding reads back exactly what was written
+ * (docs/performance.md: what the compact forms save):
  *
  * - times (`updatedAt`, history lines, `paymentUpdatedAt`): base-36 milliseconds, 8 characters where
- *   an ISO time takes 24. A text with `-` or `:` is an ISO time as earlier versions stored it.
+ *   an ISO time takes 24. A payment time that would not read back the same as a stamp is kept as
+ *   its text (escaped with `=` when it has no `-` or `:`).
  * - `fees`: `<currency>|<type>:<amount>:<o|r>[:<currency>],...` (`o` originator, `r` receiver; an
  *   item's currency only when it differs from the first's); the row-changing script drops the leading
  *   `<currency>|` when it is the row's own currency, so a USD row's fees read `rail:150:o,...`. Fees
- *   that do not fit the form exactly are kept as JSON (`[...]`), as earlier versions stored them all.
+ *   that do not fit the form exactly are kept as JSON (`[...]`).
  * - history notes: a note naming the payment the same change records (`payment created: pay_...`)
  *   stores U+0001 in its place; JSON.stringify never leaves that character raw in a note, so it can
  *   only be this mark. Before the row's `paymentId` changes or goes (a new attempt), the scripts put
@@ -20,8 +21,7 @@
  *   the remainder as it appears inside the JSON string (mark included). A stored note starting with
  *   `~` can only be a code, since JSON text never does. About 55 B of a paid row's 3 history lines.
  *
- * Processes of an earlier version cannot read these forms: upgrade every process of an installation
- * together (rows they wrote are read by this version).
+ * A change to any of these forms is a new Redis layout (src/redis/layout-version.ts).
  */
 import type { Fee } from "../payouts-api/wire-types.js";
 
@@ -31,8 +31,8 @@ export function rowStamp(at: Date): string {
 }
 
 /**
- * The ISO time of a stamp; ISO times of earlier versions (they hold `-` or `:`) pass through, and a
- * text stored escaped by {@link encodePaymentTime} (`=` first) comes back as it was.
+ * The ISO time of a stamp; a payment time kept as text (it holds `-` or `:`, or is escaped with `=`
+ * by {@link encodePaymentTime}) comes back as it was.
  */
 export function isoOfStamp(text: string): string {
   if (text === "" || /[-:]/.test(text)) return text;

@@ -3,8 +3,7 @@
  * correction), encoded compactly: a JSON array with the instruction's fields in a fixed order instead
  * of an object naming each, and without the row key and row number twice (the key is the hash field;
  * the number comes first). About 40% fewer bytes than the object form, for the biggest part of a
- * row's memory in Redis (issue 9, point 6). Records written in the object form by an earlier version
- * are still read. Pure: no I/O.
+ * row's memory in Redis. Pure: no I/O.
  *
  *   [rowNumber, reference, originatingAccountId, receivingAccountId, amount, currency,
  *    deliveryPreference, deliveryResolvedFromBlank (0|1), payerMemo, recipientNote, purpose,
@@ -129,8 +128,8 @@ export function encodeStaticRow(row: StaticRow, sourceKeys?: readonly string[]):
 
 /** Reads a record; `sourceKeys` (the batch's `SheetLayout.keys`) are needed for one in the positional form. */
 export function decodeStaticRow(rowKey: string, text: string, sourceKeys?: readonly string[]): StaticRow {
-  const parsed = JSON.parse(text) as Encoded | StaticRow;
-  if (!Array.isArray(parsed)) return parsed;
+  const parsed = JSON.parse(text) as Encoded;
+  if (!Array.isArray(parsed)) throw new Error(`static row record of ${rowKey} is not in this layout's form`);
   const [rowNumber, reference, from, to, amount, currency, delivery, blank, memo, note, purpose] = parsed;
   const [attachment, metadata, cells] = [parsed[11], parsed[12], parsed[13]];
   const instruction: PayoutInstruction = {
@@ -155,12 +154,11 @@ export function decodeStaticRow(rowKey: string, text: string, sourceKeys?: reado
   return { rowNumber, instruction, ...(source ? { source } : {}) };
 }
 
-const LEADING_NUMBER = /^\[(\d+)[,\]]|^\{"rowNumber":(\d+)[,}]/;
+const LEADING_NUMBER = /^\[(\d+)[,\]]/;
 
 /** The row number of a static record, read from its start without parsing the rest. */
 export function staticRowNumber(text: string): number {
   const m = LEADING_NUMBER.exec(text);
-  if (m) return Number(m[1] ?? m[2]);
-  const parsed = JSON.parse(text) as Encoded | StaticRow;
-  return Array.isArray(parsed) ? parsed[0] : parsed.rowNumber;
+  if (m) return Number(m[1]);
+  return (JSON.parse(text) as Encoded)[0];
 }

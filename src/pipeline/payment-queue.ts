@@ -28,9 +28,8 @@ export function paymentJobOptions(settings: JobRetrySettings): JobsOptions {
 
 /**
  * What becomes of a finished payment job: set on the payment worker, not on each job, because BullMQ
- * keeps every job's options in Redis with the job while it waits (about 70 bytes a row for these two;
- * issue 9, point 6), and a worker's setting applies to every job that names none (jobs added by an
- * earlier version still carry their own, with the same values).
+ * keeps every job's options in Redis with the job while it waits (tens of bytes a row for these two),
+ * and a worker's setting applies to every job that names none.
  */
 export const PAYMENT_JOBS_KEPT = {
   // A finished row lives on in its Redis record; the job is not needed any more. A re-add of the

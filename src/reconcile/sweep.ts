@@ -63,8 +63,6 @@ export async function sweepOnce(options: SweepOptions): Promise<SweepReport> {
     if (!progress?.batch.rowsRecorded || !progress.batch.enqueueComplete) continue;
     const { batch } = progress;
     report.batches++;
-    // A batch recorded before the open index existed gets its open rows indexed, once.
-    if (await store.needsOpenIndexBackfill(batchId)) await store.backfillOpenIndex(batchId);
     if (progress.done >= batch.rowCount) {
       if (await options.processor.finishIfDone(batchId)) report.finished++;
       continue;

@@ -277,22 +277,6 @@ describe("the sweep", () => {
     expect(await s.reconcile.sweep()).toMatchObject({ finished: 1 });
     expect((await s.h.store.getBatch(batchId))?.finishedAt).toBeDefined();
   });
-
-  it("fills the open index of a batch recorded before it existed, once", async () => {
-    const s = await stack("least-backfill");
-    const rows = Array.from({ length: 3 }, () => instruction());
-    const batchId = await s.h.submit(rows);
-    await s.h.startWorker();
-    await waitForRows(s.h.store, batchId, (r) => r.state === "submitted");
-    // As an older version left it: no index, no mark.
-    const redis = s.h.pipeline.redis;
-    await redis.del(s.h.store.keys.open(batchId));
-    await redis.hdel(s.h.store.keys.batch(batchId), "openIndexed");
-    expect(await s.reconcile.sweep()).toMatchObject({ batches: 1, marked: 3, rowsRead: 3 });
-    expect(await redis.zcard(s.h.store.keys.open(batchId))).toBe(3);
-    expect(await redis.hget(s.h.store.keys.batch(batchId), "openIndexed")).toBe("1");
-    expect(await s.reconcile.sweep()).toMatchObject({ marked: 0, rowsRead: 0 });
-  });
 });
 
 describe("several reconcilers", () => {

@@ -65,7 +65,7 @@ describe("fees", () => {
     expect(fields.encodeFees([])).toBe("[]");
   });
 
-  it("stored as JSON by earlier versions read as before", () => {
+  it("stored as JSON (the form of fees the short form cannot hold) read back", () => {
     const old =
       '[{"type":"rail","amount":150,"currency":"USD","chargeTo":"originator"},{"type":"card-processing","amount":14844,"currency":"USD","chargeTo":"originator"}]';
     sameJson(fields.decodeFees(old, "EUR"), JSON.parse(old));
@@ -100,7 +100,7 @@ describe("the payment's updatedAt", () => {
     );
   });
 
-  it("is 8 characters for a time of these decades, and an earlier version's ISO time passes through", () => {
+  it("is 8 characters for a time of these decades, and a time kept as text passes through", () => {
     expect(fields.encodePaymentTime("2026-11-24T03:50:21.825Z")).toHaveLength(8);
     expect(fields.isoOfStamp("2026-11-24T03:50:21.825Z")).toBe("2026-11-24T03:50:21.825Z");
   });
@@ -158,8 +158,8 @@ describe("history notes", () => {
     );
     // A note that is not JSON and has no known code is an error, not a silent wrong note.
     expect(() => fields.decodeNote("~Z", id)).toThrow(/note code/);
-    // Lines of earlier versions: the id written out, or whole JSON lines.
-    const older = `mwu5p8sa - queued 1 "recorded"\nmwu5phik queued submitted 1 "payment created: ${id}"\n{"at":"2026-11-24T03:50:21.825Z","from":"submitted","to":"completed","attempt":1,"note":"x"}\n`;
-    expect(parseHistory(older, id).map((e) => e.note)).toEqual(["recorded", `payment created: ${id}`, "x"]);
+    // Notes without a code or mark: the JSON text as written.
+    const plain = `mwu5p8sa - queued 1 "recorded"\nmwu5phik queued submitted 1 "payment created: ${id}"\n`;
+    expect(parseHistory(plain, id).map((e) => e.note)).toEqual(["recorded", `payment created: ${id}`]);
   });
 });

@@ -44,14 +44,9 @@ describe("static row records", () => {
     expect(decodeStaticRow("#3", text)).toEqual({ rowNumber: 3, instruction: bare });
   });
 
-  it("read records an earlier version wrote as objects", () => {
-    const older = JSON.stringify({ rowNumber: 12, instruction, source: { reference: "INV-12" } });
-    expect(decodeStaticRow("INV-12", older)).toEqual({
-      rowNumber: 12,
-      instruction,
-      source: { reference: "INV-12" },
-    });
-    expect(staticRowNumber(older)).toBe(12);
+  it("refuse a record that is not in this layout's form rather than misread it", () => {
+    const objectForm = JSON.stringify({ rowNumber: 12, instruction, source: { reference: "INV-12" } });
+    expect(() => decodeStaticRow("INV-12", objectForm)).toThrow(/not in this layout's form/);
   });
 
   it("write a row's cells positionally against the batch's column keys, pointing at the instruction's strings", () => {
