@@ -4,7 +4,7 @@ import type { BatchProgress, BatchStore } from "../batches/index.js";
 import { formatMinorOrRaw } from "../money/index.js";
 
 /**
- * A batch's state in the API and the console. A batch held for approval (README "Approvals") is
+ * A batch's state in the API and the console. A batch held for approval (docs/operating.md "Approvals") is
  * `awaiting-approval` until decided, and a rejected or expired one ends `rejected` or `expired` (its
  * rows canceled); an approved one runs like any other.
  */

@@ -7,7 +7,7 @@ import { setFlagsFromString } from "node:v8";
  * commands keep ~50 MB live whatever the sheet's length, but allocate a lot of short-lived rows that
  * outlive a scavenge or two; with V8's default growth the garbage between two full collections took a
  * 1M-row validate to 307 MB RSS and a 100k-row submit to 311 MB. With this: about 200 MB, at no
- * measurable cost in time (issue 9, point 6; figures in the README's "Scaling" section). `worker` and
+ * measurable cost in time (figures in docs/performance.md). `worker` and
  * `serve` in a 10k-row bench:e2e: 249 → 171 MB and 229 → 162 MB peak RSS, CPU per row unchanged
  * within the noise; at 1M rows the worker had reached 318 MB without it. The sandbox at 400k payments
  * in bench:e2e: 583 → 424 MB, 0.39 → 0.42 s of CPU per 1,000 rows (its payments are in typed arrays,

@@ -1,7 +1,8 @@
 /**
- * The environment, read once and validated in one place (README "Configuration").
+ * The environment, read once and validated in one place (docs/operating.md "Configuration").
  *
- * Every setting has its default here; the README lists the same table. A bad value is a usage error
+ * Every setting has its default here; docs/operating.md lists the same table (a test keeps them in
+ * agreement). A bad value is a usage error
  * (exit 2) whose message names the variable and what is expected, and never echoes a secret's value.
  */
 import path from "node:path";
@@ -104,6 +105,16 @@ const EnvSchema = z.object({
   SHEET_READ_TIMEOUT_MS: intFrom(1000, 86_400_000).optional(),
   SHEET_READ_MAX_MEMORY_MB: intFrom(64, 1_000_000).optional(),
 });
+
+/** Every setting's name, as docs/operating.md's settings table must list them. */
+export const SETTING_NAMES: readonly string[] = Object.keys(EnvSchema.shape);
+
+/** The default a setting takes when unset, where the schema holds it (undefined: unset or set elsewhere). */
+export function settingDefault(name: string): unknown {
+  const schema = EnvSchema.shape[name as keyof typeof EnvSchema.shape];
+  const parsed = schema?.safeParse(undefined);
+  return parsed?.success ? parsed.data : undefined;
+}
 
 export interface AppConfig {
   /** Base URL of the Partner Payouts Service, ending in /v2; undefined means "use the embedded sandbox" where allowed. */
@@ -212,7 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 /**
  * PAYOUTS_FEED_WINDOW, or undefined when unset: read by every process that opens the payment queue
  * (src/pipeline), so a worker, `serve` (approvals), `submit`, `retry`, `recover` and the watched folder
- * all keep the same window, as the README asks.
+ * all keep the same window, as docs/operating.md asks.
  */
 export function loadFeedWindow(env: NodeJS.ProcessEnv = process.env): number | undefined {
   const text = env.PAYOUTS_FEED_WINDOW?.trim();

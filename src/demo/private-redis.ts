@@ -69,7 +69,7 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
     "redis-server",
     redisServerArgs(port, [
       // A row's state hash holds its history (a few hundred bytes): with values up to 1 KiB it stays
-      // in Redis's compact listpack encoding, about half the memory per row (README "Scaling").
+      // in Redis's compact listpack encoding, about half the memory per row (docs/performance.md).
       "--hash-max-ziplist-value", // the name Redis 6 knows; Redis 7 reads it as hash-max-listpack-value
       "1024",
       ...(options.extraArgs ?? []),

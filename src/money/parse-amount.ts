@@ -1,7 +1,7 @@
 /**
  * Reading an amount from a sheet cell into integer minor units. Amounts are never guessed.
  *
- * Rules (copied to the README):
+ * Rules (docs/operating.md, "Amount rules", says them for operators):
  * - A numeric cell is read at the 15 significant digits Excel shows (`0.1+0.2` is "0.3"), then must fit
  *   the currency's exponent exactly: `12.345` USD is AMOUNT_TOO_PRECISE, never rounded. Trailing zeros
  *   beyond the exponent are exact and accepted (`5000.00` JPY is 5000).

@@ -4,7 +4,7 @@
  * This is the one place where the names the spec leaves unshown are chosen. The client validates
  * responses with these schemas and the sandbox validates requests with them, so the two cannot drift
  * apart, and pointing at the real service changes this file only. Every chosen name is marked
- * `ASSUMPTION` and listed in the README under "API assumptions".
+ * `ASSUMPTION` and listed in the docs/design.md §7.
  */
 import { z } from "zod";
 

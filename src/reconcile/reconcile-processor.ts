@@ -95,7 +95,7 @@ const FAILURE_CODES: Partial<Record<Payment["status"], { code: string; message: 
   canceled: { code: "PAYMENT_CANCELED", message: "the payment was canceled on the Payouts Service" },
 };
 
-/** The code a `returned` row carries (README "Returned payouts"). */
+/** The code a `returned` row carries (docs/ledger.md). */
 export const PAYMENT_RETURNED = "PAYMENT_RETURNED";
 
 /** The row's error code and message for a payment in `status`, given the row state it leads to. */

@@ -1,5 +1,5 @@
 /**
- * Public face of results: the batch's result file (README "The result file") as a pure table,
+ * Public face of results: the batch's result file (docs/operating.md "The result file") as a pure table,
  * written atomically to `DATA_DIR/outbox/`, kept current by the outbox, served by the HTTP route and
  * `payouts result`.
  */

@@ -1,5 +1,5 @@
 /**
- * The rows of a batch's result file (pure: no I/O). README "The result file": the result keeps
+ * The rows of a batch's result file (pure: no I/O). docs/operating.md "The result file": the result keeps
  * every original column of the sheet in order, with the cells as submitted (numbers stay numbers),
  * and appends the ten result columns. Rows come in sheet order, valid and invalid rows interleaved by
  * row number, so the result reads like the sheet it answers.

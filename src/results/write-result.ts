@@ -75,7 +75,7 @@ export async function writeResultFile(
   await mkdir(path.dirname(target), { recursive: true });
 
   const invalid = await store.invalidRows(batchId);
-  // A batch that needed approval says who approved it (and when) on every line (README "Approvals").
+  // A batch that needed approval says who approved it (and when) on every line (docs/operating.md "Approvals").
   const approval = await new ApprovalStore(store.redis, { prefix: store.keys.prefix }).get(batchId);
   const approvals = approval ? approvalsCell(approval) : undefined;
   const lines = resultTableRows(batch, rowsInSheetOrder(store, batchId), invalid, approvals);

@@ -2,7 +2,7 @@
  * The payout sheet's columns, described once: which are required, the other headers people write for
  * them, and the most characters a value may hold. Everything else is built from or tested against
  * this table: the header matching (src/sheets/header.ts), the intake checks (src/intake/), the
- * template and its Instructions sheet (src/templates/), and the README's column table
+ * template and its Instructions sheet (src/templates/), and docs/operating.md's column table
  * (test/unit/templates/sheet-columns.test.ts fails when one of them disagrees).
  *
  * Pure data; it depends on the service's own limits (wire-types.ts) and nothing else.

@@ -19,7 +19,7 @@ import { canonicalColumn, headerColumns } from "../../../src/sheets/header.js";
 import type { SheetCell, SheetHeader, SheetRow } from "../../../src/sheets/index.js";
 import { TEMPLATE_COLUMNS } from "../../../src/templates/index.js";
 
-const README = path.join(import.meta.dirname, "../../../README.md");
+const OPERATING = path.join(import.meta.dirname, "../../../docs/operating.md");
 const LIMITED = SHEET_COLUMNS.filter((name) => columnRule(name).maxLength !== undefined);
 
 function header(names: readonly string[]): SheetHeader {
@@ -117,9 +117,9 @@ describe("intake checks what the column description says", () => {
   });
 });
 
-describe("the README's column table says what the column description says", () => {
+describe("the column table of docs/operating.md says what the column description says", () => {
   async function readmeTable(): Promise<Map<string, { required: string; meaning: string }>> {
-    const readme = await readFile(README, "utf8");
+    const readme = await readFile(OPERATING, "utf8");
     const section = readme.slice(readme.indexOf("## The payout sheet"));
     const rows = new Map<string, { required: string; meaning: string }>();
     for (const line of section.split("\n")) {
@@ -155,7 +155,7 @@ describe("the README's column table says what the column description says", () =
   });
 
   it("names only real aliases", async () => {
-    const readme = await readFile(README, "utf8");
+    const readme = await readFile(OPERATING, "utf8");
     const aliases = readme.slice(
       readme.indexOf("with aliases ("),
       readme.indexOf("## ", readme.indexOf("with aliases (")),
