@@ -351,7 +351,7 @@ export function registerBatchRoutes(
         store,
         enqueuer: ctx.enqueuer,
         batchId,
-        // Rows in `error` are resolved against the ledger before they are paid again (issue 13).
+        // Rows in `error` are resolved against the ledger before they are paid again.
         ledger: ctx.client,
         ...(rows ? { rows } : {}),
         note: `operator retry by ${principalOf(request).name}`,

@@ -1,5 +1,5 @@
 /**
- * Feeding a batch's payment jobs to the queue a window at a time (issue 9, point 6: Redis per row).
+ * Feeding a batch's payment jobs to the queue a window at a time (Redis per row).
  *
  * A waiting BullMQ job costs about 460 bytes of Redis; a million rows queued at once held ~460 MB of
  * jobs that wait for hours. Instead each batch has a **feed**: a cursor into its order list

@@ -85,7 +85,7 @@ export interface RowChange {
    * Applies only while these fields still hold what the caller read (`null`: absent); else the change
    * is refused whole as `changed`. How a run makes the writes that shape its request body (quote, body
    * hash, requote generation) conditional on the row it read, so two runs of one job cannot both write
-   * them (issue 13, point 1).
+   * them.
    */
   expect?: Partial<Record<ExpectableField, string | number | StoredFxQuote | null | undefined>>;
   /** New state (forward only); omit to change fields only (refused on a terminal row). */

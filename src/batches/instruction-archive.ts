@@ -7,10 +7,10 @@
  * `{"kind":"invalid", ...}` per invalid row. An operator's correction (a result file dropped back in)
  * is appended as `{"kind":"correction", "attempt", ...instruction}`: read back, the last correction of
  * a row replaces its instruction and cells and carries the attempt it started, so a batch rebuilt
- * from the archive pays the corrected row, never its original values (issue 13, point 4).
+ * from the archive pays the corrected row, never its original values.
  *
  * Beside the archives, `archive/files/<sha256>.batch` names the batch a file's content was accepted
- * as: the duplicate-file guard that survives the loss of Redis (issue 13, point 7).
+ * as: the duplicate-file guard that survives the loss of Redis.
  */
 import { once } from "node:events";
 import { createReadStream, createWriteStream, type WriteStream } from "node:fs";

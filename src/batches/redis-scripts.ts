@@ -283,7 +283,7 @@ if history_changed then
 end
 redis.call('HSET', KEYS[1], unpack(sets))
 -- A row whose payment reached a terminal state never sends again, and only an \`error\` row's retry
--- asks when its last request was sent: what the sends needed is dropped (issue 9, point 6: Redis per row).
+-- asks when its last request was sent: what the sends needed is dropped (Redis per row).
 if changes and paymentFinal[to] and payment_now then
   for _, f in ipairs(sendOnly) do dels[#dels + 1] = f end
   -- Readers take an absent generation for 0 (batch-store.ts rowFrom, the scripts here); any other
@@ -297,7 +297,7 @@ return {'ok', cur, att}
 );
 
 /**
- * The send fence (issue 13, point 1): checked atomically right before a POST /payments goes out. The
+ * The send fence: checked atomically right before a POST /payments goes out. The
  * run may send only while the row is still `queued` without a payment, on the attempt and requote
  * generation the run built its body for, with the body hash on record that the run computed (when one
  * is recorded), and while the run still holds its job's lock (a stalled run whose job another worker
@@ -332,7 +332,7 @@ const RETRYABLE_LUA = `{${RETRYABLE_ROW_STATES.map((s) => `["${s}"]=true`).join(
  * attempt, now, note, now in ms ('' = no check)[, row key, corrected static JSON, corrected
  * currency, corrected amount].
  * Returns {outcome, state before, new attempt}: outcome is ok | missing | stale | refused | in-doubt
- * (an `error` row whose last request may still reach the service: it may still pay, issue 13 point 2).
+ * (an `error` row whose last request may still reach the service: it may still pay).
  */
 export const START_NEW_ATTEMPT = script(
   "startNewAttempt",

@@ -57,7 +57,7 @@ export const PAYMENT_ROW_STATES: readonly RowState[] = ROW_STATES.filter(
 /**
  * States a run of the payment job writes when it gives up on an attempt. They may only replace
  * `queued`: once reconciliation (or an adoption) moved a row to a payment's state, a late `error` or
- * `rejected` from a run that timed out would hide a payment that exists (issue 13, point 3).
+ * `rejected` from a run that timed out would hide a payment that exists.
  */
 export const GIVE_UP_ROW_STATES: readonly RowState[] = ["rejected", "error"];
 

@@ -356,7 +356,7 @@ async function recordArchivedRows(
 
 /**
  * Finishes an interrupted submission: records missing rows from the batch's archive (the intent as it
- * was accepted: issue 13, point 4), gives the batch its feed unless it has one (a feed carries on from
+ * was accepted), gives the batch its feed unless it has one (a feed carries on from
  * its cursor), tops it up, and marks the batch complete. Returns the batch's rows `queued` (to be
  * paid). Safe to run any number of times, concurrently too. A batch the gate holds gets its rows
  * recorded only (src/approvals queues or cancels them once it is decided).

@@ -4,7 +4,7 @@
  * reference (the entry and a string object), 90 MB for a 1,000,000-row sheet; here the references'
  * UTF-8 bytes go one after another into one buffer and the rest lives in typed arrays (about 35 bytes
  * per reference), so `payouts validate` and `payouts submit` of a 1M-row sheet stay within their
- * memory budget (issue 9, point 6). Pure: no I/O.
+ * memory budget. Pure: no I/O.
  */
 
 const EMPTY = 0;

@@ -190,7 +190,7 @@ export const REQUEST_WINDOW_MARGIN_MS = 5_000;
 /**
  * How long after a call starts its request may still reach the service: every try's time-out, the
  * backoff between tries, and a margin. An `error` row gets no new attempt before this has passed
- * since its last send (issue 13, point 2): until then, a request of the earlier attempt may still pay.
+ * since its last send: until then, a request of the earlier attempt may still pay.
  */
 export function requestWindowMs(
   timeoutMs: number,

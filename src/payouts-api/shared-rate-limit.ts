@@ -1,6 +1,6 @@
 /**
- * A request rate shared by every process on one Redis, that adapts to what the service allows
- * (issue 9, point 7). The service limits requests, not payments, so every request the client sends
+ * A request rate shared by every process on one Redis, that adapts to what the service allows.
+ * The service limits requests, not payments, so every request the client sends
  * (create, get, list, quote, ...) takes a slot.
  *
  * - **Ceiling**: `PAYOUTS_RATE_LIMIT_PER_SECOND`, for all workers together: one GCRA schedule (the

@@ -31,7 +31,7 @@ export function createAttachmentUploader(deps: { store: BatchStore; client: Payo
     if (attachment.kind === "id") return attachment.id;
     const known = await store.attachmentFor(batch.id, attachment.path);
     if (known) return known;
-    // The worker's own check of the file it is about to send (issue 13, point 6): the checks intake
+    // The worker's own check of the file it is about to send: the checks intake
     // made, again, on the real path it accepted, and the content read through one handle that cannot
     // follow a link put in the file's place since.
     const read = await readAttachmentFile(attachment.path);

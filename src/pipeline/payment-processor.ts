@@ -62,7 +62,7 @@ export { RowOutcomeError };
 /**
  * Our own shutdown cut the run's request (the client was closed): nothing is known about the request
  * and it is nobody's fault. The worker hands the job back to run again under the same key, without
- * using up a try; the row is never marked (issue 13, point 8).
+ * using up a try; the row is never marked.
  */
 export class HandBackError extends Error {
   override readonly name = "HandBackError";

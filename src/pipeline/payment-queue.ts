@@ -44,7 +44,7 @@ export const PAYMENT_JOBS_KEPT = {
 
 /**
  * How many events BullMQ keeps in a queue's event stream (its default: 10,000, about 1.5 MB). Nothing
- * here reads the stream (no QueueEvents); a short one keeps Redis's fixed cost small (issue 9, point 6).
+ * here reads the stream (no QueueEvents); a short one keeps Redis's fixed cost small.
  */
 export const QUEUE_EVENTS_KEPT = 1000;
 

@@ -179,7 +179,7 @@ export async function submitToPipeline(
   }
 }
 
-/** Redis does not hold a batch the way its submission just wrote it (issue 13, point 7). */
+/** Redis does not hold a batch the way its submission just wrote it. */
 export class SubmissionNotKeptError extends Error {
   override readonly name = "SubmissionNotKeptError";
   constructor(

@@ -1,6 +1,6 @@
 /**
- * A batch's result file dropped back into the inbox with corrected inputs (issue 6, operator
- * retries): retries exactly the rows that failed (failed, rejected, error, canceled) or that the
+ * A batch's result file dropped back into the inbox with corrected inputs (an operator's retry):
+ * retries exactly the rows that failed (failed, rejected, error, canceled) or that the
  * operator changed and may be retried, and nothing else. A changed row that was paid or is in flight
  * is refused, never paid again (docs/design.md §3.1 and §3.4). Which rows: result-file-plan.ts.
  *

@@ -1,5 +1,5 @@
 /**
- * THE way a row gets a new attempt (issue 13, point 2): `payouts retry`, a corrected result file
+ * THE way a row gets a new attempt: `payouts retry`, a corrected result file
  * dropped back in, and any other front end call {@link startAttempt}, so each of them resolves a row
  * whose outcome is unknown before it pays it again.
  *
@@ -17,7 +17,7 @@
  *
  * Rows that are `failed`, `canceled` or `rejected` have a known outcome and start at once. A started
  * correction is appended to the batch's instruction archive, so `payouts recover` rebuilds the
- * corrected row (issue 13, point 4).
+ * corrected row.
  */
 import {
   adoptPayment,

@@ -5,8 +5,8 @@
  *   transport retries safe for 24 hours;
  * - the payment `externalId`: the row's `reference` on attempt 1, `<reference>-r<attempt>` after an
  *   operator retry; for a row without a reference `<fileKey>-row<rowNumber>`, where the file key is
- *   taken from the sheet's content (so a second batch of the same file cannot pay the row again:
- *   issue 13, point 7), or `<batchId>-row<rowNumber>` for batches recorded before file keys; unique
+ *   taken from the sheet's content (so a second batch of the same file cannot pay the row again),
+ *   or `<batchId>-row<rowNumber>` for a batch recorded without a file key; unique
  *   per partner forever, so it is the guard that outlives the key;
  * - the payment metadata: the sheet's `metadata.<key>` columns plus `payouts_batch`, `payouts_row`,
  *   `payouts_attempt`, which let the batch be rebuilt from the ledger (docs/design.md §3.3).

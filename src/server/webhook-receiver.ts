@@ -7,8 +7,8 @@
  * hint.
  *
  * The messageIds seen are kept in small hashes per day (webhook-dedupe.ts), expiring the TTL after
- * their day ends: about 3 deliveries per payment made a key per messageId cost ~270 B per row in Redis
- * (issue 9, point 6), a field in one hash per day ~218 B, a digest in a listpack-sized bucket ~40 B.
+ * their day ends: with about three deliveries per payment, a key (or a hash field) per messageId would
+ * cost more Redis per row than the row itself; a digest in a listpack-sized bucket costs a fraction.
  */
 import type { LookRequest, ReconcileEnqueuer } from "../reconcile/index.js";
 import { gatherCalls, type RedisClient } from "../redis/index.js";

@@ -8,7 +8,7 @@
  *
  * The rows stream: while the sheet is validated they go to a scratch file beside the archive (whether
  * anything is submitted is known only after the last row), and from there into the batch's archive and
- * Redis a chunk at a time, so a 1,000,000-row sheet is never held in memory (issue 9, point 6).
+ * Redis a chunk at a time, so a 1,000,000-row sheet is never held in memory.
  */
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";

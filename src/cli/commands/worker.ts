@@ -91,7 +91,7 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
   // Everything started is stopped on a signal or when a later part fails to start (so a bad
   // SCHEDULE_CRON or an unwritable DATA_DIR ends the process instead of leaving it half up). The
   // workers drain in parallel, each within the one grace; the outbox writes the last result files
-  // after them (issue 13, point 8: the whole stop fits in the grace).
+  // after them (the whole stop fits in the grace).
   const drains: Array<() => Promise<unknown>> = [];
   // Closed after the drains, newest first: the outbox's last writes, then what the clients used.
   const finals: Array<() => Promise<unknown>> = [];
