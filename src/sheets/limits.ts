@@ -44,7 +44,7 @@ export interface SheetLimits {
   readTimeoutMs: number;
   /**
    * `SHEET_READ_MAX_MEMORY_MB`: heap of the thread that checks a sheet taken from the watched folder
-   * or a nightly run (see `checkSheetIsolated`). @defaultValue 1024
+   * or a nightly run (see `readSheetIsolated` in isolated-read.ts). @defaultValue 1024
    */
   readMaxMemoryMb: number;
 }
