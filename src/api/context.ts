@@ -9,8 +9,9 @@ import type { PipelineSettings } from "../pipeline/index.js";
 import type { ReconcileEnqueuer } from "../reconcile/index.js";
 import type { RedisClient } from "../redis/index.js";
 
-/** Default largest upload (a sheet): 50 MB. */
-export const DEFAULT_UPLOAD_LIMIT_BYTES = 50 * 1024 * 1024;
+/** Default largest upload (a sheet), UPLOAD_LIMIT_MB's default (src/config reads it from here). */
+export const DEFAULT_UPLOAD_LIMIT_MB = 50;
+export const DEFAULT_UPLOAD_LIMIT_BYTES = DEFAULT_UPLOAD_LIMIT_MB * 1024 * 1024;
 
 export interface ApiContext {
   auth: AuthStore;

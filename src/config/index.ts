@@ -8,6 +8,7 @@
 import path from "node:path";
 import { CronExpressionParser } from "cron-parser";
 import { z } from "zod";
+import { DEFAULT_UPLOAD_LIMIT_MB } from "../api/context.js";
 import {
   type ApprovalPolicy,
   ApprovalRuleError,
@@ -17,6 +18,7 @@ import {
   parseApprovalsRequired,
   parseApprovalThresholds,
 } from "../approvals/rules.js";
+import { DEFAULT_TIMEOUT_MS } from "../payouts-api/client.js";
 import { type ClusterNode, parseClusterNodes } from "../redis/cluster-nodes.js";
 import type { SheetLimits } from "../sheets/index.js";
 
@@ -61,7 +63,7 @@ const EnvSchema = z.object({
   DATA_DIR: z.string().min(1).default("./data"),
   HTTP_PORT: intFrom(0, 65535).default(3000),
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
-  PAYOUTS_API_TIMEOUT_MS: intFrom(100, 600_000).default(15_000),
+  PAYOUTS_API_TIMEOUT_MS: intFrom(100, 600_000).default(DEFAULT_TIMEOUT_MS),
   WORKER_CONCURRENCY: intFrom(1, 256).default(8),
   /** Global cap on payment creations per second across all workers (BullMQ limiter). */
   PAYOUTS_RATE_LIMIT_PER_SECOND: intFrom(1, 100_000).default(50),
@@ -85,7 +87,7 @@ const EnvSchema = z.object({
   /** The bearer token `payouts approve|reject` authenticate with. Never logged or echoed. */
   PAYOUTS_TOKEN: z.string().min(1).optional(),
   /** Largest sheet the console and API accept, in MB. */
-  UPLOAD_LIMIT_MB: intFrom(1, 10_000).default(50),
+  UPLOAD_LIMIT_MB: intFrom(1, 10_000).default(DEFAULT_UPLOAD_LIMIT_MB),
   /** `true` behind a proxy that sets X-Forwarded-For/-Proto (client IPs, Secure cookies behind https). */
   HTTP_TRUST_PROXY: z.enum(["true", "false"]).default("false"),
   /** `payouts worker` serves /metrics on this port (0: off). */

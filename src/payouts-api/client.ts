@@ -47,7 +47,8 @@ export interface PayoutsClientOptions {
   limiter?: RequestLimiter;
 }
 
-export const DEFAULT_TIMEOUT_MS = 30_000;
+/** A request's time-out when none is given: PAYOUTS_API_TIMEOUT_MS's default (src/config reads it from here). */
+export const DEFAULT_TIMEOUT_MS = 15_000;
 /** How long an idle keep-alive connection is kept for the next request. */
 const KEEP_ALIVE_MS = 30_000;
 

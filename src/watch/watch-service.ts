@@ -17,7 +17,8 @@ export interface IntakeConnection {
   apiUrl: string;
   apiKey: string;
   entityId: string;
-  apiTimeoutMs?: number;
+  /** PAYOUTS_API_TIMEOUT_MS: every command that reads sheets passes the configured one. */
+  apiTimeoutMs: number;
   redisUrl: string;
   /** Key prefix of the pipeline's data in Redis (default `payouts`). */
   prefix?: string;
@@ -34,7 +35,7 @@ export async function openSheetIntake(
     baseUrl: connection.apiUrl,
     apiKey: connection.apiKey,
     entityId: connection.entityId,
-    ...(connection.apiTimeoutMs !== undefined ? { timeoutMs: connection.apiTimeoutMs } : {}),
+    timeoutMs: connection.apiTimeoutMs,
   });
   try {
     const intake = await createSheetIntake({

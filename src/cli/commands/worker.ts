@@ -208,6 +208,7 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
     const intake = {
       dataDir: config.dataDir,
       ...api,
+      apiTimeoutMs: config.apiTimeoutMs,
       redisUrl: config.redisUrl,
       prefix: opts.redisPrefix,
       logger,

@@ -9,6 +9,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_TIMEOUT_MS } from "../../../src/payouts-api/index.js";
 import { startWatchService, type WatchService } from "../../../src/watch/index.js";
 import { paymentsOfBatch, REDIS_URL } from "../../integration/pipeline/helpers.js";
 import { type ApiStack, callApi, type Json, startApiStack, until } from "../../support/api-stack.js";
@@ -34,6 +35,7 @@ beforeAll(async () => {
   });
   watch = await startWatchService({
     ...stack.api,
+    apiTimeoutMs: DEFAULT_TIMEOUT_MS,
     dataDir: stack.dir,
     redisUrl: REDIS_URL,
     prefix: stack.prefix,

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Redis } from "ioredis";
+import { DEFAULT_TIMEOUT_MS } from "../../../src/payouts-api/index.js";
 import type { RunningSandbox } from "../../../src/sandbox/index.js";
 import type { SheetIntakeOutcome } from "../../../src/watch/index.js";
 import { REDIS_URL } from "../pipeline/helpers.js";
@@ -36,6 +37,7 @@ export function sandboxIntake(sandbox: RunningSandbox, dataDir: string, prefix: 
     apiUrl: sandbox.url,
     apiKey: sandbox.apiKey,
     entityId: "me",
+    apiTimeoutMs: DEFAULT_TIMEOUT_MS,
     redisUrl: REDIS_URL,
     prefix,
   };
