@@ -1,17 +1,19 @@
 /**
- * The one error shape of the HTTP API: `{ "error": { "code", "message" } }`. Routes throw an ApiError;
- * the server's error handler turns it (and Fastify's own errors) into that body.
+ * The one error shape of the HTTP API: `{ "error": { "code", "message" } }`. Routes throw an ApiError
+ * when the status is the route's own choice; any other PayoutsError gets the status of its kind. The
+ * server's error handler turns both (and Fastify's own errors) into that body.
  */
-export class ApiError extends Error {
+import { PayoutsError } from "../errors/index.js";
+export class ApiError extends PayoutsError {
   override readonly name = "ApiError";
   constructor(
     readonly statusCode: number,
-    readonly code: string,
+    code: string,
     message: string,
     /** Extra fields beside code and message (e.g. the earlier batch of a DUPLICATE_FILE). */
     readonly details?: Record<string, unknown>,
   ) {
-    super(message);
+    super(code, message, { kind: statusCode >= 500 ? "internal" : "usage" });
   }
 }
 

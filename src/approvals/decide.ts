@@ -4,6 +4,8 @@
  * 409 when not awaiting approval), the audit entry, and at once the follow-up (rows queued or
  * canceled). If the follow-up fails here, the worker's approval sweep finishes it.
  */
+
+import { PayoutsError } from "../errors/index.js";
 import type { ApprovalAudit } from "./audit.js";
 import { EXPIRY_ACTOR } from "./audit.js";
 import { isSystemIdentity } from "./rules.js";
@@ -29,14 +31,14 @@ export interface Decider {
 
 export type DecisionErrorCode = "FORBIDDEN" | "SELF_APPROVAL" | "NOT_FOUND" | "NOT_AWAITING_APPROVAL";
 
-export class DecisionError extends Error {
+export class DecisionError extends PayoutsError {
   override readonly name = "DecisionError";
   constructor(
     readonly status: 403 | 404 | 409,
-    readonly code: DecisionErrorCode,
+    override readonly code: DecisionErrorCode,
     message: string,
   ) {
-    super(message);
+    super(code, message, { kind: status === 403 ? "forbidden" : status === 404 ? "not-found" : "conflict" });
   }
 }
 
@@ -176,7 +178,7 @@ async function settleQuietly(ctx: DecisionContext, batchId: string): Promise<Set
     return await settleBatch(ctx, batchId);
   } catch (err) {
     ctx.logger?.warn(
-      { batchId, err: err instanceof Error ? err.message : String(err) },
+      { batchId, err },
       "approval decided; queueing or canceling its rows is left to the worker's sweep",
     );
     return undefined;

@@ -9,6 +9,8 @@
  *
  * Amounts go through the project's money module (integer minor units, never floats, never rounded).
  */
+
+import { PayoutsError } from "../errors/index.js";
 import { currencyExponent, parseAmount } from "../money/index.js";
 
 /** Wildcard currency of a threshold: every currency not listed by name. */
@@ -42,8 +44,11 @@ export const NO_APPROVAL_POLICY: ApprovalPolicy = {
   expiresHours: DEFAULT_APPROVAL_EXPIRES_HOURS,
 };
 
-export class ApprovalRuleError extends Error {
+export class ApprovalRuleError extends PayoutsError {
   override readonly name = "ApprovalRuleError";
+  constructor(message: string) {
+    super("INVALID_SETTING", message, { kind: "usage" });
+  }
 }
 
 /**

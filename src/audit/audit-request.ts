@@ -19,6 +19,6 @@ export async function auditRequest(
   try {
     await audit.record({ actor: actorOf(request), action, target, from: request.ip, outcome, detail });
   } catch (err) {
-    request.log.error({ err: (err as Error).message, action }, "could not write the audit trail");
+    request.log.error({ err, action }, "could not write the audit trail");
   }
 }

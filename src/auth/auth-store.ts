@@ -11,6 +11,7 @@
  * cannot be replayed as a login. Passwords are scrypt hashes (passwords.ts).
  */
 import { createHash, randomBytes } from "node:crypto";
+import { PayoutsError } from "../errors/index.js";
 import type { RedisClient } from "../redis/index.js";
 import { hashPassword, passwordProblem, verifyPassword } from "./passwords.js";
 import { isRole, type Role } from "./roles.js";
@@ -46,13 +47,15 @@ export interface TokenInfo {
 }
 
 /** A refused user or token change; `code` is stable (for the CLI and the API). */
-export class AuthError extends Error {
+export class AuthError extends PayoutsError {
   override readonly name = "AuthError";
   constructor(
-    readonly code: "INVALID_NAME" | "INVALID_ROLE" | "WEAK_PASSWORD" | "EXISTS" | "NOT_FOUND",
+    override readonly code: "INVALID_NAME" | "INVALID_ROLE" | "WEAK_PASSWORD" | "EXISTS" | "NOT_FOUND",
     message: string,
   ) {
-    super(message);
+    super(code, message, {
+      kind: code === "EXISTS" ? "conflict" : code === "NOT_FOUND" ? "not-found" : "usage",
+    });
   }
 }
 

@@ -16,6 +16,7 @@ import { once } from "node:events";
 import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
 import { appendFile, mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
+import { PayoutsError } from "../errors/index.js";
 import { writeFileAtomic } from "../files/index.js";
 import type { PayoutInstruction } from "../intake/payout-instruction.js";
 import type { BatchRecord, InvalidRowInput, SourceValues, SubmittedInstruction } from "./types.js";
@@ -116,8 +117,11 @@ export async function writeInstructionArchive(target: string, archived: ArchiveI
   return tally;
 }
 
-export class ArchiveFormatError extends Error {
+export class ArchiveFormatError extends PayoutsError {
   override readonly name = "ArchiveFormatError";
+  constructor(message: string) {
+    super("ARCHIVE_DAMAGED", message, { kind: "invalid-input" });
+  }
 }
 
 /** One record of an archive as read back (corrections already applied to their rows). */

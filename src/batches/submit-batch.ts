@@ -24,6 +24,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
+import { PayoutsError } from "../errors/index.js";
 import { fileKeyFor } from "../row-identity/index.js";
 import { BatchFeeder, FEED_LOCK_WAIT_MS, queuedRowCount, type RowEnqueuer } from "./batch-feeder.js";
 import type { BatchStore } from "./batch-store.js";
@@ -59,9 +60,8 @@ export interface SubmissionGate {
   mayEnqueue(batchId: string): Promise<boolean>;
 }
 
-export class DuplicateFileError extends Error {
+export class DuplicateFileError extends PayoutsError {
   override readonly name = "DuplicateFileError";
-  readonly code = "DUPLICATE_FILE";
   /**
    * @param lostFromRedis the archive on disk knows the batch but Redis does not (Redis lost it, or
    *   its submission was cut before the batch was recorded): `payouts recover` rebuilds it.
@@ -71,10 +71,12 @@ export class DuplicateFileError extends Error {
     readonly lostFromRedis = false,
   ) {
     super(
+      "DUPLICATE_FILE",
       lostFromRedis
         ? `this file was already submitted as batch ${existingBatchId} (its archive says so, but Redis no longer has it: ` +
             `run \`payouts recover ${existingBatchId}\` to rebuild it from the archive and the ledger; nothing is paid twice)`
         : `this file was already submitted as batch ${existingBatchId}; submit it again only with --allow-duplicate-file`,
+      { kind: "conflict" },
     );
   }
 }

@@ -1,4 +1,6 @@
 /** Exit codes of every command (README "Commands"), and the one line an environment failure gets. */
+
+import { PayoutsError } from "../errors/index.js";
 import { PayoutsApiConnectionError, PayoutsApiError } from "../payouts-api/index.js";
 import { isRedisUnavailable, SubmissionNotKeptError } from "../pipeline/index.js";
 
@@ -11,14 +13,17 @@ export const EXIT = {
   usage: 2,
 } as const;
 
-/** An error that ends a command with a message and an exit code, without a stack trace. */
-export class CliError extends Error {
+/**
+ * An error that ends a command with a message and an exit code of the command's own choice, without a
+ * stack trace; any other PayoutsError ends it with the exit code of its kind.
+ */
+export class CliError extends PayoutsError {
   override readonly name = "CliError";
   constructor(
     message: string,
     readonly exitCode: number = EXIT.usage,
   ) {
-    super(message);
+    super("COMMAND_FAILED", message, { kind: exitCode === EXIT.inputProblems ? "invalid-input" : "usage" });
   }
 }
 

@@ -5,6 +5,7 @@
 import { Command, CommanderError } from "commander";
 import { packageVersion } from "../assets/index.js";
 import { ConfigError, loadConfig } from "../config/index.js";
+import { exitCodeOf, PayoutsError } from "../errors/index.js";
 import { clusterNodesFromEnv, hashTaggedPrefix } from "../redis/index.js";
 import { configureSheetLimits } from "../sheets/index.js";
 import { registerApprove } from "./commands/approve.js";
@@ -109,14 +110,19 @@ export function reportFailure(err: unknown): number {
     // --help and --version end through here with exit code 0; real usage errors were printed already.
     return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
   }
-  if (err instanceof CliError || err instanceof ConfigError) {
+  if (err instanceof CliError) {
     process.stderr.write(`payouts: ${err.message}\n`);
-    return err instanceof CliError ? err.exitCode : EXIT.usage;
+    return err.exitCode;
   }
   const environment = environmentFailure(err);
   if (environment) {
     process.stderr.write(`payouts: ${environment}\n`);
     return EXIT.usage;
+  }
+  // Any other deliberate error says what to do in its message; its kind decides the exit code.
+  if (err instanceof PayoutsError && err.kind !== "internal") {
+    process.stderr.write(`payouts: ${err.message}\n`);
+    return exitCodeOf(err.kind);
   }
   process.stderr.write(
     `payouts: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,

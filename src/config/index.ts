@@ -18,6 +18,7 @@ import {
   parseApprovalsRequired,
   parseApprovalThresholds,
 } from "../approvals/rules.js";
+import { PayoutsError } from "../errors/index.js";
 import { DEFAULT_TIMEOUT_MS } from "../payouts-api/client.js";
 import { type ClusterNode, parseClusterNodes } from "../redis/cluster-nodes.js";
 import type { SheetLimits } from "../sheets/index.js";
@@ -157,8 +158,11 @@ export interface AppConfig {
 const MiB = 1024 * 1024;
 const mib = (n: number | undefined) => (n === undefined ? undefined : n * MiB);
 
-export class ConfigError extends Error {
+export class ConfigError extends PayoutsError {
   override readonly name = "ConfigError";
+  constructor(message: string) {
+    super("INVALID_SETTING", message, { kind: "usage" });
+  }
 }
 
 /** Reads and validates the environment. Throws ConfigError naming each bad variable. */

@@ -7,6 +7,7 @@ import { once } from "node:events";
 import { createServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
+import { PayoutsError } from "../errors/index.js";
 
 export interface PrivateRedis {
   url: string;
@@ -15,8 +16,11 @@ export interface PrivateRedis {
   stop(): Promise<void>;
 }
 
-export class RedisUnavailableError extends Error {
+export class RedisUnavailableError extends PayoutsError {
   override readonly name = "RedisUnavailableError";
+  constructor(message: string) {
+    super("REDIS_UNAVAILABLE", message, { kind: "unavailable" });
+  }
 }
 
 const HOW_TO_GET_ONE =

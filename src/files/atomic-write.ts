@@ -181,7 +181,7 @@ export async function writeFileAtomicPatiently(
       await writeFileAtomic(target, text);
       return;
     } catch (err) {
-      const fields = { file: target, attempt, err: err instanceof Error ? err.message : String(err) };
+      const fields = { file: target, attempt, err };
       if (attempt >= tries) {
         options.logger?.error({ ...fields, text }, "file not written; giving up on it (its text is here)");
         throw err;

@@ -12,6 +12,7 @@
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { type AuditedRow, type BatchStore, type LedgerCheck, PAYMENT_ROW_STATES } from "../batches/index.js";
+import { PayoutsError } from "../errors/index.js";
 import { type TableFormat, writeTable } from "../files/index.js";
 import type { Payment, PayoutsClient } from "../payouts-api/index.js";
 import { defaultResultPath } from "../results/index.js";
@@ -28,10 +29,12 @@ import {
   paymentWithoutRow,
 } from "./compare.js";
 
-export class UnknownAuditBatchError extends Error {
+export class UnknownAuditBatchError extends PayoutsError {
   override readonly name = "UnknownAuditBatchError";
   constructor(readonly batchId: string) {
-    super(`no batch ${batchId} in Redis (run \`payouts status\` to list batches)`);
+    super("NOT_FOUND", `no batch ${batchId} in Redis (run \`payouts status\` to list batches)`, {
+      kind: "not-found",
+    });
   }
 }
 

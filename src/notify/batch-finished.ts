@@ -144,7 +144,7 @@ export function batchFinishedHandler(
       else options.logger?.warn({ batchId, status }, "batch-finished notification was not accepted");
     } catch (err) {
       options.logger?.warn(
-        { batchId, err: err instanceof Error ? err.message : String(err) },
+        { batchId, err },
         "batch finished: follow-up failed",
       );
     }

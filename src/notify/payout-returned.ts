@@ -95,7 +95,7 @@ export function payoutReturnedHandler(
         );
     } catch (err) {
       options.logger?.warn(
-        { batchId: returned.batchId, err: err instanceof Error ? err.message : String(err) },
+        { batchId: returned.batchId, err },
         "payout.returned notification failed",
       );
     }

@@ -6,6 +6,7 @@
  * one condition. Nothing here ever holds the API key or the request headers.
  */
 import { inspect } from "node:util";
+import { PayoutsError } from "../errors/index.js";
 import { redactSecrets, redactSecretsDeep } from "../logging/index.js";
 import { ErrorEnvelope, type ErrorType } from "./wire-types.js";
 
@@ -24,13 +25,12 @@ export interface PayoutsApiErrorInit {
   cause?: unknown;
 }
 
-export class PayoutsApiError extends Error {
+/** An answer of the Partner Payouts Service that is not a success, or no answer at all. */
+export class PayoutsApiError extends PayoutsError {
   /** HTTP status of the answer; 0 when no answer arrived (transport failure). */
   readonly status: number;
   /** Error family (`invalid_request_error`, `rate_limit_error`, ..., or `connection_error`). */
   readonly type: string;
-  /** Machine-readable code (`VALIDATION_ERROR`, `IDEMPOTENCY_KEY_IN_PROGRESS`, `ECONNRESET`, ...). */
-  readonly code: string;
   readonly details: Record<string, unknown> | undefined;
   /** The service's request id header, when it sent one: quote it to the partner's support. */
   readonly requestId: string | undefined;
@@ -38,11 +38,12 @@ export class PayoutsApiError extends Error {
   readonly retryAfterMs: number | undefined;
 
   constructor(init: PayoutsApiErrorInit) {
-    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    // `code`: the service's machine-readable code (`VALIDATION_ERROR`, `IDEMPOTENCY_KEY_IN_PROGRESS`,
+    // ...) or the transport's (`ECONNRESET`). What the service refuses is a dependency's answer to us.
+    super(init.code, init.message, { kind: "unavailable", cause: init.cause });
     this.name = new.target.name;
     this.status = init.status;
     this.type = init.type;
-    this.code = init.code;
     this.details = init.details;
     this.requestId = init.requestId;
     this.retryAfterMs = init.retryAfterMs;

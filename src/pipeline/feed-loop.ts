@@ -49,7 +49,7 @@ export function startFeedLoop(
         }
       } catch (err) {
         options.logger?.warn(
-          { err: err instanceof Error ? err.message : String(err) },
+          { err },
           "feeding batches to the queue failed; the next top-up carries on",
         );
       } finally {

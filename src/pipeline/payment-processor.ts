@@ -37,6 +37,7 @@ import {
   type SendFenceOutcome,
   type StoredFxQuote,
 } from "../batches/index.js";
+import { PayoutsError } from "../errors/index.js";
 import {
   classifyFailure,
   endsRowOnLastTry,
@@ -64,18 +65,22 @@ export { RowOutcomeError };
  * and it is nobody's fault. The worker hands the job back to run again under the same key, without
  * using up a try; the row is never marked.
  */
-export class HandBackError extends Error {
+export class HandBackError extends PayoutsError {
   override readonly name = "HandBackError";
   constructor(override readonly cause: unknown) {
-    super(`handed back for a retry under the same key: ${(cause as Error)?.message ?? String(cause)}`);
+    const why = (cause as Error)?.message ?? String(cause);
+    super("HANDED_BACK", `handed back for a retry under the same key: ${why}`, {
+      kind: "unavailable",
+      cause,
+    });
   }
 }
 
 /** The send fence refused a try (see FENCE_SEND): nothing was sent by it. */
-class SendFencedError extends Error {
+class SendFencedError extends PayoutsError {
   override readonly name = "SendFencedError";
   constructor(readonly fence: Exclude<SendFenceOutcome, "ok">) {
-    super(`send fenced off: ${fence}`);
+    super("SEND_FENCED", `send fenced off: ${fence}`, { kind: "conflict" });
   }
 }
 

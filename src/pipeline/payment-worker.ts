@@ -106,11 +106,11 @@ export function createPaymentWorker(options: PaymentWorkerOptions): Worker<Payme
     // Usually recorded by the processor already (then this is refused: the row is no longer
     // `queued`); this catches jobs BullMQ failed on its own, e.g. one that stalled too often.
     processor.markError(job.data, err).catch((e: unknown) => {
-      logger?.error({ err: (e as Error).message, jobId: job.id }, "could not record a failed job on its row");
+      logger?.error({ err: e, jobId: job.id }, "could not record a failed job on its row");
     });
   });
   worker.on("error", (err) => {
-    logger?.warn({ err: err.message }, "payment worker error");
+    logger?.warn({ err }, "payment worker error");
   });
   return worker;
 }

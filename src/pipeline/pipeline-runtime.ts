@@ -19,6 +19,7 @@ import {
   submitBatch,
 } from "../batches/index.js";
 import { loadApprovalPolicy, loadFeedWindow } from "../config/index.js";
+import { PayoutsError } from "../errors/index.js";
 import {
   createPayoutsClient,
   DEFAULT_JOB_RETRY_SETTINGS,
@@ -180,15 +181,17 @@ export async function submitToPipeline(
 }
 
 /** Redis does not hold a batch the way its submission just wrote it. */
-export class SubmissionNotKeptError extends Error {
+export class SubmissionNotKeptError extends PayoutsError {
   override readonly name = "SubmissionNotKeptError";
   constructor(
     readonly batchId: string,
     what: string,
   ) {
     super(
+      "SUBMISSION_NOT_KEPT",
       `Redis did not keep batch ${batchId} (${what}): it lost data while the batch was submitted. ` +
         "Submit the same file again: it finishes the submission, or says how to recover it; nothing is paid twice",
+      { kind: "unavailable" },
     );
   }
 }

@@ -1,11 +1,12 @@
 /** The row must not be sent: it ends `rejected` (or `error` when `state` says so) with this code. */
-export class RowOutcomeError extends Error {
+import { PayoutsError } from "../errors/index.js";
+export class RowOutcomeError extends PayoutsError {
   override readonly name = "RowOutcomeError";
   constructor(
-    readonly code: string,
+    code: string,
     message: string,
     readonly state: "rejected" | "error" = "rejected",
   ) {
-    super(message);
+    super(code, message, { kind: state === "rejected" ? "invalid-input" : "unavailable" });
   }
 }

@@ -206,7 +206,7 @@ export function createLookRunner(options: LookRunnerOptions): LookRunner {
       await index.finish(claim);
     } catch (err) {
       logger?.warn(
-        { batchId: claim.batchId, err: (err as Error).message },
+        { batchId: claim.batchId, err },
         "reconcile look failed; the batch is looked at again shortly",
       );
       const now = await index.redisTimeMs().catch(() => Date.now());
@@ -238,7 +238,7 @@ export function createLookRunner(options: LookRunnerOptions): LookRunner {
     if (ticking || stopped) return;
     ticking = true;
     claimAndStart()
-      .catch((err: unknown) => logger?.warn({ err: (err as Error).message }, "reconcile claim failed"))
+      .catch((err: unknown) => logger?.warn({ err }, "reconcile claim failed"))
       .finally(() => {
         ticking = false;
       });

@@ -129,7 +129,7 @@ export function createReconcileProcessor(options: ReconcileProcessorOptions) {
     Promise.resolve()
       .then(() => hook(batchId))
       .catch((err: unknown) => {
-        logger?.error({ batchId, err: (err as Error).message }, "reconcile hook failed");
+        logger?.error({ batchId, err }, "reconcile hook failed");
       });
   }
 
@@ -210,7 +210,7 @@ export function createReconcileProcessor(options: ReconcileProcessorOptions) {
     try {
       await finishIfDone(batchId);
     } catch (err) {
-      logger?.error({ batchId, err: (err as Error).message }, "batch finish check failed");
+      logger?.error({ batchId, err }, "batch finish check failed");
     }
   }
 
@@ -302,7 +302,7 @@ export function createReconcileProcessor(options: ReconcileProcessorOptions) {
         Promise.resolve()
           .then(() => hook(event))
           .catch((err: unknown) => {
-            logger?.error({ batchId, err: (err as Error).message }, "returned-row hook failed");
+            logger?.error({ batchId, err }, "returned-row hook failed");
           });
       }
       if (isTerminalRowState(target)) requestFinishCheck(batchId);

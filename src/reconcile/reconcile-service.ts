@@ -119,8 +119,8 @@ export async function startReconcileService(options: ReconcileServiceOptions): P
     },
     { connection: workerConnection, prefix: bullPrefix(prefix), concurrency: 1, autorun: true },
   );
-  worker.on("failed", (_job, err) => logger?.warn({ err: err.message }, "reconcile sweep failed"));
-  worker.on("error", (err) => logger?.warn({ err: err.message }, "reconcile worker error"));
+  worker.on("failed", (_job, err) => logger?.warn({ err }, "reconcile sweep failed"));
+  worker.on("error", (err) => logger?.warn({ err }, "reconcile worker error"));
 
   try {
     if (sweepEveryMs > 0) {

@@ -3,13 +3,17 @@
  * connection itself is ./connect.ts). A few seeds are enough: the client learns the rest of the
  * cluster from any node it reaches.
  */
+import { PayoutsError } from "../errors/index.js";
 export interface ClusterNode {
   host: string;
   port: number;
 }
 
-export class ClusterNodesError extends Error {
+export class ClusterNodesError extends PayoutsError {
   override readonly name = "ClusterNodesError";
+  constructor(message: string) {
+    super("INVALID_SETTING", message, { kind: "usage" });
+  }
 }
 
 /** Parses `host:port,host:port` (an IPv6 host in brackets: `[::1]:7000`); throws naming the bad item. */

@@ -7,6 +7,8 @@
  * A store without the key is either empty or was written by 0.1.0 before the key existed, whose
  * layout is layout 1: both are stamped with the current version on first contact.
  */
+
+import { PayoutsError } from "../errors/index.js";
 import type { RedisClient } from "./connect.js";
 
 /** The layout this code reads and writes. Raise it with a migration whenever stored data changes shape. */
@@ -28,13 +30,13 @@ export function layoutKey(prefix: string): string {
 }
 
 /** Why a process cannot run against the store's layout, with what to do. */
-export class LayoutVersionError extends Error {
+export class LayoutVersionError extends PayoutsError {
   override readonly name = "LayoutVersionError";
   constructor(
     message: string,
     readonly stored: number,
   ) {
-    super(message);
+    super("LAYOUT_UNKNOWN", message, { kind: "usage" });
   }
 }
 

@@ -169,7 +169,7 @@ export function createResultOutbox(options: ResultOutboxOptions): ResultOutbox {
       batchId,
       failures,
       retryInMs: closed ? undefined : retryDelayMs(debounceMs, failures),
-      err: error instanceof Error ? error.message : String(error),
+      err: error,
     };
     if (failures <= WARN_FAILURES) options.logger?.warn?.(fields, "result file not written; retrying");
     else options.logger?.error?.(fields, "result file still not written; retrying until it is");

@@ -10,6 +10,7 @@ import path from "node:path";
 import { ApprovalStore, approvalsCell } from "../approvals/index.js";
 import type { BatchRecord, BatchStore, RowRecord } from "../batches/index.js";
 import { ROW_CHUNK, staticRowNumber } from "../batches/index.js";
+import { PayoutsError } from "../errors/index.js";
 import type { TableRow } from "../files/index.js";
 import { writeTable } from "../files/index.js";
 import { resultColumns, resultNumberFormats, resultTableRows, statusColumnIndex } from "./result-table.js";
@@ -34,10 +35,12 @@ export interface WrittenResult {
 }
 
 /** The batch asked for is not in Redis. */
-export class UnknownBatchError extends Error {
+export class UnknownBatchError extends PayoutsError {
   override readonly name = "UnknownBatchError";
   constructor(readonly batchId: string) {
-    super(`no batch ${batchId} in Redis (run \`payouts status\` to list batches)`);
+    super("NOT_FOUND", `no batch ${batchId} in Redis (run \`payouts status\` to list batches)`, {
+      kind: "not-found",
+    });
   }
 }
 

@@ -4,9 +4,13 @@
  * alone with the reason, so nothing in flight or paid is ever sent twice (docs/design.md §3.4).
  */
 import { REFERENCE_REUSED, RETRYABLE_ROW_STATES, type RowState } from "../batches/index.js";
+import { PayoutsError } from "../errors/index.js";
 
-export class RowSpecError extends Error {
+export class RowSpecError extends PayoutsError {
   override readonly name = "RowSpecError";
+  constructor(message: string) {
+    super("INVALID_ROWS", message, { kind: "usage" });
+  }
 }
 
 /** Most row numbers one `--rows` value may name (a typo like `1-99999999` must not allocate forever). */

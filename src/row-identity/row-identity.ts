@@ -12,6 +12,7 @@
  *   `payouts_attempt`, which let the batch be rebuilt from the ledger (docs/design.md §3.3).
  */
 import { createHash } from "node:crypto";
+import { PayoutsError } from "../errors/index.js";
 import { RESERVED_METADATA_KEYS } from "../intake/payout-instruction.js";
 import {
   EXTERNAL_ID_MAX,
@@ -152,10 +153,12 @@ export function rowMetadataValue(rowKey: string): string {
   return fitWithSuffix(rowKey, "", METADATA_VALUE_MAX);
 }
 
-export class MetadataLimitError extends Error {
+/** A row whose metadata breaks the spec's limits; `code` is the row's result `error_code`. */
+export class MetadataLimitError extends PayoutsError {
   override readonly name = "MetadataLimitError";
-  /** Stable code for the row's result (`error_code`). */
-  readonly code = "METADATA_LIMIT";
+  constructor(message: string) {
+    super("METADATA_LIMIT", message, { kind: "invalid-input" });
+  }
 }
 
 /**

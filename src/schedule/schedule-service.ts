@@ -86,8 +86,8 @@ export async function startScheduleService(options: ScheduleServiceOptions): Pro
     // every sheet is claimed by a rename.
     { connection: workerConnection, prefix: bullPrefix(prefix), concurrency: 1 },
   );
-  worker.on("failed", (_job, err) => options.logger?.error({ err: err.message }, "scheduled run failed"));
-  worker.on("error", (err) => options.logger?.warn({ err: err.message }, "schedule worker error"));
+  worker.on("failed", (_job, err) => options.logger?.error({ err }, "scheduled run failed"));
+  worker.on("error", (err) => options.logger?.warn({ err }, "schedule worker error"));
 
   try {
     await queue.upsertJobScheduler(

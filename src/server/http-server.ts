@@ -13,6 +13,7 @@ import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } fro
 import { ApiError, errorBody } from "../api/api-error.js";
 import { type ApiContext, registerApi } from "../api/index.js";
 import { allow, registerAuth } from "../auth/index.js";
+import { httpStatusOf, PayoutsError } from "../errors/index.js";
 import { BATCH_ID_PATTERN } from "../row-identity/index.js";
 import { registerConsolePages } from "./console-pages.js";
 import { type HealthCheck, runHealthChecks } from "./health.js";
@@ -64,6 +65,18 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
     if (err instanceof ApiError) {
       return reply.code(err.statusCode).send(errorBody(err.code, err.message, err.details));
     }
+    // A deliberate error a route let through: the status of its kind. What a dependency failed with
+    // (Redis, the service) is not the client's to read.
+    if (err instanceof PayoutsError && err.kind !== "internal") {
+      const status = httpStatusOf(err.kind);
+      if (err.kind === "unavailable") {
+        options.logger?.warn({ err, path: request.url.split("?", 1)[0] }, "request failed: a dependency");
+        return reply
+          .code(status)
+          .send(errorBody("UNAVAILABLE", "a service this server depends on failed; try again"));
+      }
+      return reply.code(status).send(errorBody(err.code, err.message));
+    }
     if (hasZodFastifySchemaValidationErrors(err)) {
       // Say which field and why, as the route's schema has it: `query.limit: Too big: expected …`.
       const where = err.validationContext ?? "request";
@@ -80,9 +93,10 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
       );
       return reply.code(500).send(errorBody("INTERNAL", "internal error"));
     }
-    const status = typeof err.statusCode === "number" && err.statusCode >= 400 ? err.statusCode : 500;
+    const { statusCode } = err as FastifyError;
+    const status = typeof statusCode === "number" && statusCode >= 400 ? statusCode : 500;
     if (status >= 500) {
-      options.logger?.error({ err: err.message, path: request.url.split("?", 1)[0] }, "request failed");
+      options.logger?.error({ err, path: request.url.split("?", 1)[0] }, "request failed");
       return reply.code(500).send(errorBody("INTERNAL", "internal error"));
     }
     if (err.code?.startsWith("FST_CSRF")) {

@@ -95,7 +95,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (redisAway) return;
     redisAway = true;
     options.logger?.warn(
-      { err: err.message },
+      { err },
       "Redis is unreachable: webhook deliveries get 503 until it is back",
     );
   });

@@ -10,6 +10,8 @@
  * their day ends: with about three deliveries per payment, a key (or a hash field) per messageId would
  * cost more Redis per row than the row itself; a digest in a listpack-sized bucket costs a fraction.
  */
+
+import { PayoutsError } from "../errors/index.js";
 import type { LookRequest, ReconcileEnqueuer } from "../reconcile/index.js";
 import { gatherCalls, type RedisClient } from "../redis/index.js";
 import {
@@ -63,8 +65,11 @@ export interface ReceiverAnswer {
   body: Record<string, unknown>;
 }
 
-class StoreTimeoutError extends Error {
+class StoreTimeoutError extends PayoutsError {
   override readonly name = "StoreTimeoutError";
+  constructor(message: string) {
+    super("REDIS_TIMEOUT", message, { kind: "unavailable" });
+  }
 }
 
 function within<T>(ms: number, work: Promise<T>): Promise<T> {
@@ -155,7 +160,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions) {
           () => forget(id),
         );
       else await forget(id);
-      logger?.error({ err: (err as Error).message }, "webhook dedupe or mark store unavailable");
+      logger?.error({ err }, "webhook dedupe or mark store unavailable");
       return { status: 503, outcome: "unavailable", body: { error: "temporarily unavailable" } };
     }
     if (!payment) {

@@ -8,6 +8,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
+import { PayoutsError } from "../errors/index.js";
 import type { IsolatedReadAnswer, IsolatedReadRequest } from "./isolated-read-thread.js";
 import { limitExceeded, type SheetLimits, sheetLimits } from "./limits.js";
 import { SheetReadError } from "./types.js";
@@ -21,8 +22,11 @@ export interface IsolatedReadOptions {
 }
 
 /** The read was stopped from outside (shutdown): nothing is known about the file. */
-export class SheetReadAborted extends Error {
+export class SheetReadAborted extends PayoutsError {
   override readonly name = "SheetReadAborted";
+  constructor(message: string) {
+    super("SHEET_READ_ABORTED", message, { kind: "unavailable" });
+  }
 }
 
 /** Time the thread gets beyond the reader's own deadline before it is terminated (a stuck step). */

@@ -2,6 +2,8 @@
  * The glossary of sheet reading: what a reader hands to the validator. One file so the shapes are read
  * in one place.
  */
+
+import { PayoutsError } from "../errors/index.js";
 import type { AmountConvention } from "../money/index.js";
 import type { SheetLimits } from "./limits.js";
 
@@ -110,15 +112,15 @@ export type SheetReadErrorCode =
   | "FILE_UNSAFE";
 
 /** The file cannot be read at all; nothing in it may be processed. The message says what to do. */
-export class SheetReadError extends Error {
+export class SheetReadError extends PayoutsError {
   override readonly name = "SheetReadError";
 
   constructor(
-    readonly code: SheetReadErrorCode,
+    override readonly code: SheetReadErrorCode,
     message: string,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super(code, message, { kind: "invalid-input", cause: options?.cause });
   }
 
   /** The same error with the file's name in front of its message. */

@@ -16,6 +16,7 @@ import { copyFile, mkdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import yauzl from "yauzl";
+import { PayoutsError } from "../errors/index.js";
 import { openSheet } from "../sheets/index.js";
 
 /** At most this many files in a zip or beside a sheet. */
@@ -23,8 +24,11 @@ export const MAX_ATTACHMENT_FILES = 500;
 const S_IFMT = 0o170000;
 const S_IFLNK = 0o120000;
 
-export class AttachmentUploadError extends Error {
+export class AttachmentUploadError extends PayoutsError {
   override readonly name = "AttachmentUploadError";
+  constructor(message: string) {
+    super("ATTACHMENTS_UNREADABLE", message, { kind: "invalid-input" });
+  }
 }
 
 /**

@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import Papa from "papaparse";
+import { PayoutsError } from "../errors/index.js";
 import { writeFileAtomic } from "../files/index.js";
 import type { RedisClient } from "../redis/index.js";
 import { SHEET_COLUMNS } from "../sheet-columns/index.js";
@@ -15,8 +16,11 @@ import { SHEET_COLUMNS } from "../sheet-columns/index.js";
 /** Our column → the sheet's header text. */
 export type ColumnMapping = Record<string, string>;
 
-export class MappingError extends Error {
+export class MappingError extends PayoutsError {
   override readonly name = "MappingError";
+  constructor(message: string) {
+    super("INVALID_REQUEST", message, { kind: "usage" });
+  }
 }
 
 /** Our columns a sheet may be mapped to (besides `metadata.<key>`). */

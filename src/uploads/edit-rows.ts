@@ -7,6 +7,7 @@
  * corrected sheet again, as every submission does.
  */
 import path from "node:path";
+import { PayoutsError } from "../errors/index.js";
 import {
   checkAttachmentFile,
   checkRow,
@@ -24,8 +25,11 @@ export interface RowEdit {
   cells: Record<string, string>;
 }
 
-export class EditError extends Error {
+export class EditError extends PayoutsError {
   override readonly name = "EditError";
+  constructor(message: string) {
+    super("INVALID_REQUEST", message, { kind: "usage" });
+  }
 }
 
 /** Longest text a corrected cell may hold. */

@@ -105,7 +105,7 @@ export function startFolderWatcher(options: FolderWatcherOptions): FolderWatcher
     }
     passing = pass()
       .catch((err: unknown) =>
-        log?.error({ folder, err: err instanceof Error ? err.message : String(err) }, "watch pass failed"),
+        log?.error({ folder, err }, "watch pass failed"),
       )
       .finally(() => {
         passing = undefined;
@@ -142,7 +142,7 @@ export function startFolderWatcher(options: FolderWatcherOptions): FolderWatcher
         report(await intake.take(folder, name));
       } catch (err) {
         log?.error(
-          { file: name, err: err instanceof Error ? err.message : String(err) },
+          { file: name, err },
           "watched file not handled",
         );
       }
@@ -166,12 +166,12 @@ export function startFolderWatcher(options: FolderWatcherOptions): FolderWatcher
     try {
       for (const outcome of await intake.resumeAbandoned()) report(outcome);
     } catch (err) {
-      log?.error({ err: err instanceof Error ? err.message : String(err) }, "resuming processing/ failed");
+      log?.error({ err }, "resuming processing/ failed");
     }
     try {
       for (const name of (await readdir(folder)).sort()) consider(name);
     } catch (err) {
-      log?.error({ folder, err: err instanceof Error ? err.message : String(err) }, "rescan failed");
+      log?.error({ folder, err }, "rescan failed");
     }
   }
 
@@ -184,7 +184,7 @@ export function startFolderWatcher(options: FolderWatcherOptions): FolderWatcher
       else void rescan();
     });
     fsWatcher.on("error", (err) =>
-      log?.warn({ folder, err: err instanceof Error ? err.message : String(err) }, "watch error"),
+      log?.warn({ folder, err }, "watch error"),
     );
     await rescan();
     log?.info({ folder, stableMs }, "watching folder");

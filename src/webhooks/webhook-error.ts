@@ -1,4 +1,5 @@
 /** The one error type of webhook verification and parsing; `code` says which check failed. */
+import { PayoutsError } from "../errors/index.js";
 export type WebhookErrorCode =
   /** No `X-Service-Signature` header. */
   | "SIGNATURE_MISSING"
@@ -9,13 +10,13 @@ export type WebhookErrorCode =
   /** Signed correctly but not a delivery we can read (not JSON, or missing `messageId`/`event`/`id`). */
   | "PAYLOAD_INVALID";
 
-export class WebhookError extends Error {
+export class WebhookError extends PayoutsError {
   override readonly name = "WebhookError";
   constructor(
-    readonly code: WebhookErrorCode,
+    override readonly code: WebhookErrorCode,
     message: string,
   ) {
-    super(message);
+    super(code, message, { kind: code === "PAYLOAD_INVALID" ? "invalid-input" : "unauthenticated" });
   }
 
   /** True for the codes that mean "not from the service": answer 401 and do nothing else. */

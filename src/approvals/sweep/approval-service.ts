@@ -89,9 +89,9 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     prefix: bullPrefix(pipeline.prefix),
     concurrency: 1,
   });
-  worker.on("error", (err) => logger?.warn({ err: err.message }, "approval sweep worker error"));
+  worker.on("error", (err) => logger?.warn({ err }, "approval sweep worker error"));
   worker.on("failed", (_job, err) =>
-    logger?.warn({ err: err.message }, "approval sweep failed; it runs again"),
+    logger?.warn({ err }, "approval sweep failed; it runs again"),
   );
   const everyMs = options.everyMs ?? DEFAULT_APPROVAL_SWEEP_EVERY_MS;
   const close = async () => {

@@ -115,7 +115,7 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
       redis: lastRedis,
       prefix: opts.redisPrefix,
       ceilingPerSecond: opts.rateLimit ?? config.rateLimitPerSecond,
-      onError: (err) => logger.warn({ err: (err as Error).message }, "shared rate limit unavailable"),
+      onError: (err) => logger.warn({ err }, "shared rate limit unavailable"),
     });
     const service = await startPaymentService({
       redisUrl: config.redisUrl,
@@ -157,7 +157,7 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
         const level = report.differences.length === 0 ? "info" : "warn";
         logger[level]({ batchId, pages: report.pages, summary: report.summary }, "ledger audit");
       } catch (err) {
-        logger.warn({ batchId, err: (err as Error).message }, "ledger audit of a finished batch failed");
+        logger.warn({ batchId, err }, "ledger audit of a finished batch failed");
       }
     };
     // Reconciliation runs beside the payments (its own client): rows marked by webhook deliveries
@@ -240,7 +240,7 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
     }
     logger.info({ concurrency, prefix: opts.redisPrefix }, "payment worker ready");
   } catch (err) {
-    logger.error({ err: err instanceof Error ? err.message : String(err) }, "payment worker failed to start");
+    logger.error({ err }, "payment worker failed to start");
     await stopAll();
     throw err;
   }

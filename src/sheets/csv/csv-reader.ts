@@ -16,6 +16,7 @@
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
 import Papa from "papaparse";
+import { PayoutsError } from "../../errors/index.js";
 import { type AmountConvention, AmountConventionTally } from "../../money/index.js";
 import { describeHeaderSearch, findHeader, HEADER_SEARCH_ROWS } from "../header.js";
 import {
@@ -43,7 +44,11 @@ const PREFIX_CHARS = 256 * 1024;
 
 type RecordLimits = Pick<SheetLimits, "maxRowChars">;
 
-class InvalidUtf8 extends Error {}
+class InvalidUtf8 extends PayoutsError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super("ENCODING_UNSUPPORTED", message, { kind: "invalid-input", cause: options.cause });
+  }
+}
 
 interface DecodeOptions {
   encoding: CsvEncoding;

@@ -1,0 +1,2 @@
+/** Public face of errors: the one root every deliberate error extends, and its two mappings. */
+export { type ErrorKind, exitCodeOf, httpStatusOf, PayoutsError } from "./payouts-error.js";
