@@ -143,10 +143,7 @@ export function batchFinishedHandler(
         options.logger?.info({ batchId, status }, "batch-finished notification sent");
       else options.logger?.warn({ batchId, status }, "batch-finished notification was not accepted");
     } catch (err) {
-      options.logger?.warn(
-        { batchId, err },
-        "batch finished: follow-up failed",
-      );
+      options.logger?.warn({ batchId, err }, "batch finished: follow-up failed");
     }
   };
 }

@@ -94,10 +94,7 @@ export function payoutReturnedHandler(
           "payout.returned notification was not accepted",
         );
     } catch (err) {
-      options.logger?.warn(
-        { batchId: returned.batchId, err },
-        "payout.returned notification failed",
-      );
+      options.logger?.warn({ batchId: returned.batchId, err }, "payout.returned notification failed");
     }
   };
 }

@@ -48,10 +48,7 @@ export function startFeedLoop(
           await new Promise((resolve) => setTimeout(resolve, FEED_GAP_MS));
         }
       } catch (err) {
-        options.logger?.warn(
-          { err },
-          "feeding batches to the queue failed; the next top-up carries on",
-        );
+        options.logger?.warn({ err }, "feeding batches to the queue failed; the next top-up carries on");
       } finally {
         running = undefined;
       }

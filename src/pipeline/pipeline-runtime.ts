@@ -29,7 +29,7 @@ import {
   type RequestLimiter,
   WORKER_CLIENT_RETRY,
 } from "../payouts-api/index.js";
-import { connectRedis, type RedisClient } from "../redis/index.js";
+import { checkLayoutVersion, connectRedis, type RedisClient } from "../redis/index.js";
 import { startFeedLoop } from "./feed-loop.js";
 import { createPaymentProcessor, type ProcessResult } from "./payment-processor.js";
 import { createPaymentQueue, type PaymentJobData, paymentQueueEnqueuer } from "./payment-queue.js";
@@ -166,6 +166,9 @@ export async function submitToPipeline(
 ): Promise<SubmitBatchResult> {
   const pipeline = settings.open ?? openPipeline(settings);
   try {
+    // A pipeline opened here is a one-shot command's: it checks the layout before it writes (a long-
+    // running one checked at its start).
+    if (pipeline !== settings.open) await checkLayoutVersion(pipeline.redis, pipeline.prefix);
     const result = await submitBatch({
       ...input,
       submittedBy: input.submittedBy ?? cliIdentity(),

@@ -94,10 +94,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   redis.on("error", (err: Error) => {
     if (redisAway) return;
     redisAway = true;
-    options.logger?.warn(
-      { err },
-      "Redis is unreachable: webhook deliveries get 503 until it is back",
-    );
+    options.logger?.warn({ err }, "Redis is unreachable: webhook deliveries get 503 until it is back");
   });
   redis.on("ready", () => {
     redisAway = false;

@@ -104,9 +104,7 @@ export function startFolderWatcher(options: FolderWatcherOptions): FolderWatcher
       return;
     }
     passing = pass()
-      .catch((err: unknown) =>
-        log?.error({ folder, err }, "watch pass failed"),
-      )
+      .catch((err: unknown) => log?.error({ folder, err }, "watch pass failed"))
       .finally(() => {
         passing = undefined;
         if (passAgain) {
@@ -141,10 +139,7 @@ export function startFolderWatcher(options: FolderWatcherOptions): FolderWatcher
       try {
         report(await intake.take(folder, name));
       } catch (err) {
-        log?.error(
-          { file: name, err },
-          "watched file not handled",
-        );
+        log?.error({ file: name, err }, "watched file not handled");
       }
     }).finally(() => {
       inHand.delete(name);
@@ -183,9 +178,7 @@ export function startFolderWatcher(options: FolderWatcherOptions): FolderWatcher
       if (typeof name === "string" && name !== "") consider(name);
       else void rescan();
     });
-    fsWatcher.on("error", (err) =>
-      log?.warn({ folder, err }, "watch error"),
-    );
+    fsWatcher.on("error", (err) => log?.warn({ folder, err }, "watch error"));
     await rescan();
     log?.info({ folder, stableMs }, "watching folder");
   })();

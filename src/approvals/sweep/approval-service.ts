@@ -90,9 +90,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     concurrency: 1,
   });
   worker.on("error", (err) => logger?.warn({ err }, "approval sweep worker error"));
-  worker.on("failed", (_job, err) =>
-    logger?.warn({ err }, "approval sweep failed; it runs again"),
-  );
+  worker.on("failed", (_job, err) => logger?.warn({ err }, "approval sweep failed; it runs again"));
   const everyMs = options.everyMs ?? DEFAULT_APPROVAL_SWEEP_EVERY_MS;
   const close = async () => {
     await worker.close();

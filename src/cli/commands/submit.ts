@@ -13,7 +13,6 @@ import { connectApi } from "../api-connection.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { keepHeapLean } from "../lean-heap.js";
 import { redisPrefixOption } from "../options.js";
-import { requireRedis } from "../redis-check.js";
 
 interface SubmitFlags {
   onInvalid: "reject" | "skip";
@@ -61,7 +60,6 @@ export async function runSubmit(
   say: { out: (line: string) => void; err: (line: string) => void },
 ): Promise<number> {
   const config = loadConfig();
-  if (flags.dryRun !== true) await requireRedis(config.redisUrl, { prefix: flags.redisPrefix });
   const connection = await connectApi(config, { sandbox: "never" });
   try {
     const outcome = await submitSheet({
