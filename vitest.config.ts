@@ -11,7 +11,7 @@ if (!chromium.found && process.env.BROWSER_TESTS === "required") {
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "packages/*/test/**/*.test.ts"],
     exclude: [...configDefaults.exclude, ...(chromium.found ? [] : [`${BROWSER_TESTS}/**`])],
     // Finds or starts the Redis the tests use (REDIS_URL) and reports a missing Chromium.
     globalSetup: ["test/support/global-setup.ts"],

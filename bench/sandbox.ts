@@ -20,7 +20,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Agent, request } from "undici";
-import { type SandboxStats, startSandbox } from "../src/sandbox/index.js";
+import { type SandboxStats, startSandbox } from "../packages/sandbox/src/index.js";
 
 const { values } = parseArgs({
   options: {

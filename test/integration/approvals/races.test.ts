@@ -4,6 +4,7 @@
  * uses its own Redis connection, as separate processes would.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import {
   type ApprovalStore,
   approveBatch,
@@ -14,7 +15,6 @@ import {
 } from "../../../src/approvals/index.js";
 import { archivePathFor, readInstructionArchive, recoverBatch } from "../../../src/batches/index.js";
 import { createWorkerClient, startPaymentService } from "../../../src/pipeline/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { deleteKeys, paymentsOfBatch, REDIS_URL, waitForRows } from "../pipeline/helpers.js";
 import { type ApprovalHarness, approvalHarness, instruction, policyOf } from "./helpers.js";
 

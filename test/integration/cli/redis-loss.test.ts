@@ -10,7 +10,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
+import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import { writeAchSheet } from "../../support/sheets.js";
 import { spawnCli } from "../pipeline/processes.js";
 import { freePort, type RestartableRedis, startRestartableRedis } from "../restartable-redis.js";

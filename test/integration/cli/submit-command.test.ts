@@ -7,8 +7,8 @@ import os from "node:os";
 import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { deleteKeys, paymentsOfBatch, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
 import { spawnCli } from "../pipeline/processes.js";
 

@@ -5,13 +5,13 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startSandbox } from "../../../packages/sandbox/src/index.js";
 import {
   type AttemptInfo,
   createPayoutsClient,
   type Payment,
   type PayoutsClient,
 } from "../../../src/payouts-api/index.js";
-import { startSandbox } from "../../../src/sandbox/index.js";
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 

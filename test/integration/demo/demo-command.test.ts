@@ -8,9 +8,9 @@ import path from "node:path";
 import { Redis } from "ioredis";
 import Papa from "papaparse";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startSandbox } from "../../../packages/sandbox/src/index.js";
 import { ApprovalStore } from "../../../src/approvals/index.js";
 import { AuthStore } from "../../../src/auth/index.js";
-import { startSandbox } from "../../../src/sandbox/index.js";
 import { spawnCli } from "../pipeline/processes.js";
 
 let dataDir: string;

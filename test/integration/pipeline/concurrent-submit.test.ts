@@ -3,13 +3,13 @@
  * or two operators) make one batch, never two: the loser waits for the winner's record and defers.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import {
   archivePathFor,
   DuplicateFileError,
   submitBatch,
   writeInstructionArchive,
 } from "../../../src/batches/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { instruction, type PipelineHarness, pipelineHarness, sha } from "./helpers.js";
 
 let sandbox: RunningSandbox;

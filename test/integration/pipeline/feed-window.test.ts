@@ -10,6 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import { type SubmittedInstruction, submitBatch } from "../../../src/batches/index.js";
 import {
   createPaymentProcessor,
@@ -18,7 +19,6 @@ import {
   type Pipeline,
 } from "../../../src/pipeline/index.js";
 import { connectRedis } from "../../../src/redis/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import type { PipelineHarness } from "./helpers.js";
 import * as helpers from "./helpers.js";
 import { type CliProcess, spawnCli, stopProcess } from "./processes.js";

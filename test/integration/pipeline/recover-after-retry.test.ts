@@ -3,13 +3,13 @@
  * so recovery must find the `-r2` payment in the ledger and adopt it, not queue the row to pay again.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import {
   archivePathFor,
   enqueueQueuedRows,
   readInstructionArchive,
   recoverBatch,
 } from "../../../src/batches/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import {
   deleteKeys,
   instruction,

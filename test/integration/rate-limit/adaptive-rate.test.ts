@@ -5,6 +5,7 @@
  * and no Idempotency-Key is ever sent with another body.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import { createSharedRateLimiter, type SharedRateLimiter } from "../../../src/payouts-api/index.js";
 import {
   connectRedis,
@@ -12,7 +13,6 @@ import {
   type PaymentService,
   startPaymentService,
 } from "../../../src/pipeline/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import {
   instruction,
   type PipelineHarness,

@@ -6,10 +6,10 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { startSandbox } from "../../../packages/sandbox/src/index.js";
 import type { Payment } from "../../../src/payouts-api/index.js";
 import { connectRedis } from "../../../src/pipeline/index.js";
 import { createReconcileProcessor, LookIndex, lookMarker } from "../../../src/reconcile/index.js";
-import { startSandbox } from "../../../src/sandbox/index.js";
 import { deleteKeys, instruction, pipelineHarness, REDIS_URL } from "../pipeline/helpers.js";
 
 let cleanups: Array<() => Promise<unknown>> = [];

@@ -7,6 +7,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import type { Payment } from "../../../src/payouts-api/index.js";
 import { createWorkerClient } from "../../../src/pipeline/index.js";
 import {
@@ -15,7 +16,6 @@ import {
   startReconcileService,
 } from "../../../src/reconcile/index.js";
 import { retryRows } from "../../../src/retries/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import {
   instruction,
   type PipelineHarness,

@@ -13,6 +13,7 @@ import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import Papa from "papaparse";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import { auditAndRecord } from "../../../src/ledger-audit/index.js";
 import {
   type BatchFinishedSummary,
@@ -26,7 +27,6 @@ import { createWorkerClient } from "../../../src/pipeline/index.js";
 import { type ReconcileService, startReconcileService } from "../../../src/reconcile/index.js";
 import { createResultOutbox, defaultResultPath, type ResultOutbox } from "../../../src/results/index.js";
 import { retryRows } from "../../../src/retries/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { type RunningServer, startServer, WEBHOOK_PATH } from "../../../src/server/index.js";
 import { CONSUMED_EVENTS } from "../../../src/webhooks/index.js";
 import { until as waitFor } from "../../support/wait.js";

@@ -4,7 +4,7 @@
  * paid and in-flight rows are left alone with the reason, and the worker then pays the retried row.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
+import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import {
   instruction,
   type PipelineHarness,

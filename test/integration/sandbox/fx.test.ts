@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  priceForeignAmount,
+  type RunningSandbox,
+  startSandbox,
+} from "../../../packages/sandbox/src/index.js";
 import { FxQuote } from "../../../src/payouts-api/wire-types.js";
-import { priceForeignAmount, type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { call, createPayment, expectError, waitFor } from "./helpers.js";
 
 const quote = (sb: RunningSandbox, body: Record<string, unknown>) =>

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadDefaultSeed, type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import { Payment, PaymentList } from "../../../src/payouts-api/wire-types.js";
-import { loadDefaultSeed, type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { ACH_PAYMENT, call, createPayment, expectError } from "./helpers.js";
 
 const ATTACHMENT = {

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import {
   Attachment,
   DeliveryEstimate,
   FastPaymentEligibility,
   FeeCalculatorResult,
 } from "../../../src/payouts-api/wire-types.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { ACH_PAYMENT, call, expectError } from "./helpers.js";
 
 describe("sandbox tools", () => {

@@ -16,10 +16,10 @@ import { Cluster, Redis } from "ioredis";
 import Papa from "papaparse";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeE2eSheet } from "../../../bench/lib/write-bench-sheets.js";
+import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import { BatchStore } from "../../../src/batches/index.js";
 import { type PrivateCluster, startPrivateCluster } from "../../../src/demo/private-redis.js";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { paymentsOfBatch } from "../pipeline/helpers.js";
 import { type CliProcess, spawnCli, stopProcess } from "../pipeline/processes.js";
 

@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
+import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import { instruction, type PipelineHarness, paymentsOfBatch, pipelineHarness } from "../pipeline/helpers.js";
 import { type CliProcess, spawnCli } from "../pipeline/processes.js";
 

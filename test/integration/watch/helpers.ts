@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Redis } from "ioredis";
-import type { RunningSandbox } from "../../../src/sandbox/index.js";
+import type { RunningSandbox } from "../../../packages/sandbox/src/index.js";
 import type { SheetIntakeOutcome } from "../../../src/watch/index.js";
 import { REDIS_URL } from "../pipeline/helpers.js";
 

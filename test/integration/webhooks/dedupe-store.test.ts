@@ -12,11 +12,11 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Cluster, Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { signWebhookBody } from "../../../packages/sandbox/src/index.js";
 import { startPrivateCluster, startPrivateRedis } from "../../../src/demo/private-redis.js";
 import { connectRedis } from "../../../src/pipeline/index.js";
 import { LOOSE_BATCH, LookIndex, lookMarker } from "../../../src/reconcile/index.js";
 import { hashTaggedPrefix, type RedisClient } from "../../../src/redis/index.js";
-import { signWebhookBody } from "../../../src/sandbox/index.js";
 import { createWebhookReceiver } from "../../../src/server/index.js";
 import {
   BUCKET_FILL,

@@ -5,6 +5,8 @@
  * help states the same rules.
  */
 import { describe, expect, it } from "vitest";
+import { checkPaymentRules } from "../../../packages/sandbox/src/payments.js";
+import { FAST_INELIGIBLE_METADATA_KEY } from "../../../packages/sandbox/src/rules.js";
 import {
   CARD_SUPERSEDED,
   deliveryRulesInWords,
@@ -19,8 +21,6 @@ import {
   DELIVERY_PREFERENCES,
   type PaymentCreate,
 } from "../../../src/payouts-api/wire-types.js";
-import { checkPaymentRules } from "../../../src/sandbox/payments.js";
-import { FAST_INELIGIBLE_METADATA_KEY } from "../../../src/sandbox/rules.js";
 import { INSTRUCTION_NOTES } from "../../../src/templates/template-spec.js";
 
 const now = "2026-01-01T00:00:00.000Z";

@@ -2,7 +2,12 @@
  * Payment creation, update and listing. `checkPaymentRules` is the pure rule set of the spec's payment
  * payload; the other functions apply it to the store.
  */
-import { CARD_SUPERSEDED, needsEligibilityCheck, RAIL_PREFERENCES, railOf } from "../delivery/index.js";
+import {
+  CARD_SUPERSEDED,
+  needsEligibilityCheck,
+  RAIL_PREFERENCES,
+  railOf,
+} from "../../../src/delivery/index.js";
 import {
   type Account,
   accountCurrency,
@@ -15,7 +20,7 @@ import {
   PaymentUpdate,
   paymentOperationFor,
   UsdPaymentCreate,
-} from "../payouts-api/wire-types.js";
+} from "../../../src/payouts-api/wire-types.js";
 import { badRequest, conflict, forbidden, notFound, parseOrThrow, validationError } from "./errors.js";
 import { checkQuote, type FxPrice, hasRate, priceForeignAmount } from "./fx.js";
 import { computeLimitations } from "./owners.js";

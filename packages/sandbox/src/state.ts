@@ -11,7 +11,7 @@ import type {
   EventType,
   WebhookDelivery,
   WebhookEndpoint,
-} from "../payouts-api/wire-types.js";
+} from "../../../src/payouts-api/wire-types.js";
 import type { StoredQuote } from "./fx.js";
 import { IdempotencyStore } from "./idempotency.js";
 import { newId } from "./ids.js";

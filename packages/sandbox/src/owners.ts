@@ -7,8 +7,8 @@ import type {
   BeneficialOwnerInput,
   Capability,
   Limitations,
-} from "../payouts-api/wire-types.js";
-import { KNOWN_OPERATIONS } from "../payouts-api/wire-types.js";
+} from "../../../src/payouts-api/wire-types.js";
+import { KNOWN_OPERATIONS } from "../../../src/payouts-api/wire-types.js";
 import type { FieldIssue } from "./errors.js";
 import type { SeedRestriction } from "./seed.js";
 import type { StoredOwner } from "./state.js";

@@ -8,7 +8,7 @@ import {
   AccountType,
   AccountUpdate,
   OwnershipType,
-} from "../payouts-api/wire-types.js";
+} from "../../../src/payouts-api/wire-types.js";
 import { conflict, type FieldIssue, forbidden, notFound, parseOrThrow, validationError } from "./errors.js";
 import { newId } from "./ids.js";
 import { computeLimitations } from "./owners.js";

@@ -6,7 +6,11 @@
  * segments wins.
  */
 import { z } from "zod";
-import { AccountLinkRequest, EVENT_TYPES, PaymentFailureReason } from "../payouts-api/wire-types.js";
+import {
+  AccountLinkRequest,
+  EVENT_TYPES,
+  PaymentFailureReason,
+} from "../../../src/payouts-api/wire-types.js";
 import { createAccount, deleteAccount, listAccounts, storedAccountOf, updateAccount } from "./accounts.js";
 import { checkSonar, entityFromHeader, resolveEntity } from "./auth.js";
 import {

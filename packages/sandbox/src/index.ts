@@ -5,7 +5,7 @@
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Payment } from "../payouts-api/wire-types.js";
+import type { Payment } from "../../../src/payouts-api/wire-types.js";
 import { type FaultConfig, mergeFaults, NO_FAULTS } from "./faults.js";
 import { requestFingerprint } from "./idempotency.js";
 import { createPayment } from "./payments.js";

@@ -10,7 +10,7 @@ import {
   ExternalId,
   type Limitations,
   Metadata,
-} from "../payouts-api/wire-types.js";
+} from "../../../src/payouts-api/wire-types.js";
 import { conflict, notFound, parseOrThrow, validationError } from "./errors.js";
 import { canonicalJson } from "./idempotency.js";
 import { newId } from "./ids.js";

@@ -1,5 +1,5 @@
 /** The calculator endpoints under /tools: they create no resource (except a short-lived quote token). */
-import { RAIL_PREFERENCES } from "../delivery/index.js";
+import { RAIL_PREFERENCES } from "../../../src/delivery/index.js";
 import {
   type Account,
   accountCurrency,
@@ -12,7 +12,7 @@ import {
   type FeeCalculatorResult,
   type FxQuote,
   FxQuoteRequest,
-} from "../payouts-api/wire-types.js";
+} from "../../../src/payouts-api/wire-types.js";
 import { badRequest, parseOrThrow, validationError } from "./errors.js";
 import { hasRate, priceForeignAmount } from "./fx.js";
 import { newId } from "./ids.js";

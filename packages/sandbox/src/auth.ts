@@ -3,7 +3,7 @@
  * or an entity path segment (`me` or `ent_…`), and the optional sonar session token on payments.
  */
 import type { IncomingMessage } from "node:http";
-import { HEADERS } from "../payouts-api/wire-types.js";
+import { HEADERS } from "../../../src/payouts-api/wire-types.js";
 import { entityOf } from "./entities.js";
 import { forbidden, unauthorized, validationError } from "./errors.js";
 import { header } from "./http.js";

@@ -8,7 +8,7 @@
  * the completed payment `failed` (or `canceled`), emits `api.payment.updated`, and its list filters
  * find it under its new status. `returnPayment` is also what `POST /_sandbox/payments/{id}/return` runs.
  */
-import type { PaymentFailureReason, PaymentStatus } from "../payouts-api/wire-types.js";
+import type { PaymentFailureReason, PaymentStatus } from "../../../src/payouts-api/wire-types.js";
 import { conflict } from "./errors.js";
 import { DEFAULT_RETURN_REASON, finalStatusFor } from "./rules.js";
 import type { SandboxState, StoredPayment } from "./state.js";

@@ -1,5 +1,5 @@
 /** The partner's single webhook endpoint: PATCH creates or partially updates, DELETE removes. */
-import { type WebhookEndpoint, WebhookEndpointUpdate } from "../payouts-api/wire-types.js";
+import { type WebhookEndpoint, WebhookEndpointUpdate } from "../../../src/payouts-api/wire-types.js";
 import { notFound, parseOrThrow, validationError } from "./errors.js";
 import type { SandboxState } from "./state.js";
 

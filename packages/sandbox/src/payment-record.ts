@@ -37,7 +37,7 @@ import {
   type PaymentCreate,
   type PaymentFailureReason,
   PaymentStatus,
-} from "../payouts-api/wire-types.js";
+} from "../../../src/payouts-api/wire-types.js";
 import type { Listable } from "./pagination.js";
 import { PaymentIds } from "./payment-ids.js";
 import { feesFor, outcomeForAmount, type PaymentOutcome } from "./rules.js";

@@ -5,7 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
-import { packageFile } from "../assets/index.js";
+import { packageFile } from "../../../src/assets/index.js";
 import {
   Account,
   BeneficialOwner,
@@ -13,7 +13,7 @@ import {
   KNOWN_OPERATIONS,
   LimitationReason,
   Metadata,
-} from "../payouts-api/wire-types.js";
+} from "../../../src/payouts-api/wire-types.js";
 
 /** A limitation the seed imposes on top of what the sandbox derives (e.g. a risk restriction). */
 export const SeedRestriction = LimitationReason.extend({ operation: z.enum(KNOWN_OPERATIONS) });
