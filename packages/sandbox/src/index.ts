@@ -5,7 +5,6 @@
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Payment } from "../../../src/payouts-api/wire-types.js";
 import { type FaultConfig, mergeFaults, NO_FAULTS } from "./faults.js";
 import { requestFingerprint } from "./idempotency.js";
 import { createPayment } from "./payments.js";
@@ -21,6 +20,7 @@ import {
   DEFAULT_WEBHOOK_RETRY,
   WebhookDeliverer,
 } from "./webhook-delivery.js";
+import type { Payment } from "./wire.js";
 
 export { VERIFY_AFTER_METADATA_KEY } from "./accounts.js";
 export type { FaultConfig } from "./faults.js";
