@@ -3,7 +3,7 @@
  * the command allows it (the demo, and `--sandbox` for trying sheets safely).
  */
 
-import { type RunningSandbox, type SandboxOptions, startSandbox } from "../../packages/sandbox/src/index.js";
+import { type RunningSandbox, type SandboxOptions, startSandbox } from "@payouts/sandbox";
 import { type AppConfig, requireApi } from "../config/index.js";
 import { createPayoutsClient, type PayoutsClient } from "../payouts-api/index.js";
 

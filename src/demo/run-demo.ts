@@ -12,7 +12,7 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { outcomeForAmount, type RunningSandbox, startSandbox } from "../../packages/sandbox/src/index.js";
+import { outcomeForAmount, type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { approveBatch, type DecisionContext } from "../approvals/index.js";
 import { packageFile } from "../assets/index.js";
 import {

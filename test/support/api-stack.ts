@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { type RunningSandbox, startSandbox } from "../../packages/sandbox/src/index.js";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import type { ApprovalPolicy } from "../../src/approvals/index.js";
 import { createPayoutsClient, type PayoutsClient } from "../../src/payouts-api/index.js";
 import {

@@ -26,6 +26,8 @@ export { VERIFY_AFTER_METADATA_KEY } from "./accounts.js";
 export type { FaultConfig } from "./faults.js";
 export { NO_FAULTS } from "./faults.js";
 export { FX_RATES, priceForeignAmount } from "./fx.js";
+/** The pure rule set of a payment payload, for tests that compare the client's reading with this one. */
+export { checkPaymentRules } from "./payments.js";
 export {
   ELIGIBILITY_LIMITS,
   FAST_INELIGIBLE_METADATA_KEY,

@@ -3,8 +3,9 @@
  * exactly one outcome and its rows are queued exactly once (or canceled, never both). Each contender
  * uses its own Redis connection, as separate processes would.
  */
+
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import {
   type ApprovalStore,
   approveBatch,

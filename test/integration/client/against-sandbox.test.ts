@@ -4,8 +4,8 @@
  * distinct idempotency keys must leave exactly one payment per key on the ledger.
  */
 import { randomUUID } from "node:crypto";
+import { startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSandbox } from "../../../packages/sandbox/src/index.js";
 import {
   type AttemptInfo,
   createPayoutsClient,

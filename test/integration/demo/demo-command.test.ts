@@ -5,10 +5,10 @@
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { startSandbox } from "@payouts/sandbox";
 import { Redis } from "ioredis";
 import Papa from "papaparse";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSandbox } from "../../../packages/sandbox/src/index.js";
 import { ApprovalStore } from "../../../src/approvals/index.js";
 import { AuthStore } from "../../../src/auth/index.js";
 import { spawnCli } from "../pipeline/processes.js";

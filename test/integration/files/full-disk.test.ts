@@ -7,9 +7,9 @@
 import { mkdir, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import Papa from "papaparse";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import { BatchStore } from "../../../src/batches/index.js";
 import { writeFileAtomicPatiently, writeTable } from "../../../src/files/index.js";
 import { createPayoutsClient } from "../../../src/payouts-api/index.js";

@@ -5,7 +5,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { type RunningSandbox, type SandboxSeed, startSandbox } from "../../../packages/sandbox/src/index.js";
+import { type RunningSandbox, type SandboxSeed, startSandbox } from "@payouts/sandbox";
 import type { PayoutInstruction } from "../../../src/intake/payout-instruction.js";
 import type { Problem, ProblemCode } from "../../../src/intake/problems.js";
 import { type IntakeApi, validateSheet } from "../../../src/intake/validate-sheet.js";

@@ -6,8 +6,8 @@
  */
 import { mkdir, truncate, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { FAST_INELIGIBLE_METADATA_KEY, loadRestrictedSeed } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FAST_INELIGIBLE_METADATA_KEY, loadRestrictedSeed } from "../../../packages/sandbox/src/index.js";
 import type { ProblemCode } from "../../../src/intake/problems.js";
 import { ATTACHMENT_MAX_BYTES } from "../../../src/payouts-api/index.js";
 import {

@@ -10,8 +10,8 @@
 import { readFile } from "node:fs/promises";
 import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import { type AuditReport, auditAndRecord, auditBatch } from "../../../src/ledger-audit/index.js";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
 import { createWorkerClient, type PaymentService, startPaymentService } from "../../../src/pipeline/index.js";

@@ -2,8 +2,9 @@
  * Two submissions of the same content at the same moment (two copies of one sheet dropped at once,
  * or two operators) make one batch, never two: the loser waits for the winner's record and defers.
  */
+
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import {
   archivePathFor,
   DuplicateFileError,

@@ -5,8 +5,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import type { RunningSandbox } from "@payouts/sandbox";
 import { achInstruction, deleteKeysUnder } from "../../../bench/lib/sample-rows.js";
-import type { RunningSandbox } from "../../../packages/sandbox/src/index.js";
 import {
   type BatchStore,
   type RowJobRequest,

@@ -5,8 +5,8 @@
  * BullMQ gives a stalled job's old and new worker). Real Redis, real sandbox over HTTP.
  */
 import { setTimeout as sleep } from "node:timers/promises";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import type { BatchStore, SubmittedInstruction } from "../../../src/batches/index.js";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
 import {

@@ -1,6 +1,6 @@
 import path from "node:path";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import { enqueueQueuedRows } from "../../../src/batches/index.js";
 import { idempotencyKeyFor } from "../../../src/row-identity/index.js";
 import {

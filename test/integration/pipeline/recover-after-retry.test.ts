@@ -2,8 +2,9 @@
  * Redis lost after an operator retry paid a row's second attempt: the archive knows only attempt 1,
  * so recovery must find the `-r2` payment in the ledger and adopt it, not queue the row to pay again.
  */
+
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import {
   archivePathFor,
   enqueueQueuedRows,

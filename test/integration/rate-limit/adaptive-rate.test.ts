@@ -4,8 +4,9 @@
  * allows; the 429s bring the shared rate down near the service's rate, every row is paid exactly once,
  * and no Idempotency-Key is ever sent with another body.
  */
+
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import { createSharedRateLimiter, type SharedRateLimiter } from "../../../src/payouts-api/index.js";
 import {
   connectRedis,

@@ -5,8 +5,8 @@
  * final together is checked (and finished) once, after its last row.
  */
 import { setTimeout as sleep } from "node:timers/promises";
+import { startSandbox } from "@payouts/sandbox";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { startSandbox } from "../../../packages/sandbox/src/index.js";
 import type { Payment } from "../../../src/payouts-api/index.js";
 import { connectRedis } from "../../../src/pipeline/index.js";
 import { createReconcileProcessor, LookIndex, lookMarker } from "../../../src/reconcile/index.js";

@@ -6,8 +6,8 @@
  * skipped nor read twice; and the sweep marks only the open rows that went quiet.
  */
 import { setTimeout as sleep } from "node:timers/promises";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import type { Payment } from "../../../src/payouts-api/index.js";
 import { createWorkerClient } from "../../../src/pipeline/index.js";
 import {

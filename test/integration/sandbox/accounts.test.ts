@@ -1,5 +1,5 @@
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import { AccountList } from "../../../src/payouts-api/wire-types.js";
 import { call, expectError, waitFor } from "./helpers.js";
 

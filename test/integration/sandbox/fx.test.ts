@@ -1,9 +1,5 @@
+import { priceForeignAmount, type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  priceForeignAmount,
-  type RunningSandbox,
-  startSandbox,
-} from "../../../packages/sandbox/src/index.js";
 import { FxQuote } from "../../../src/payouts-api/wire-types.js";
 import { call, createPayment, expectError, waitFor } from "./helpers.js";
 

@@ -1,9 +1,5 @@
+import { loadRestrictedSeed, type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  loadRestrictedSeed,
-  type RunningSandbox,
-  startSandbox,
-} from "../../../packages/sandbox/src/index.js";
 import { BeneficialOwnerSet, Limitations } from "../../../src/payouts-api/wire-types.js";
 import { call, createPayment, expectError } from "./helpers.js";
 

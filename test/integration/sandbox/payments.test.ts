@@ -1,5 +1,5 @@
+import { loadDefaultSeed, type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadDefaultSeed, type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import { Payment, PaymentList } from "../../../src/payouts-api/wire-types.js";
 import { ACH_PAYMENT, call, createPayment, expectError } from "./helpers.js";
 

@@ -1,5 +1,5 @@
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import { Payment } from "../../../src/payouts-api/wire-types.js";
 import { ACH_PAYMENT, call, createPayment, waitFor } from "./helpers.js";
 

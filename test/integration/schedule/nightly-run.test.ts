@@ -5,10 +5,10 @@
  */
 import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import { bullPrefix } from "../../../src/pipeline/index.js";
 import {
   type RunSummary,

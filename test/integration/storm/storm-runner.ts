@@ -19,7 +19,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type FaultConfig, startSandbox } from "../../../packages/sandbox/src/index.js";
+import { type FaultConfig, startSandbox } from "@payouts/sandbox";
 import { type SubmittedInstruction, submitBatch } from "../../../src/batches/index.js";
 import { formatMinor } from "../../../src/money/index.js";
 import { createPayoutsClient, type Payment } from "../../../src/payouts-api/index.js";

@@ -4,8 +4,8 @@ import { mkdir, mkdtemp, readFile, rename, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import type { RunningSandbox } from "@payouts/sandbox";
 import type { Redis } from "ioredis";
-import type { RunningSandbox } from "../../../packages/sandbox/src/index.js";
 import type { SheetIntakeOutcome } from "../../../src/watch/index.js";
 import { REDIS_URL } from "../pipeline/helpers.js";
 

@@ -5,8 +5,8 @@
  * payment worker.
  */
 import { setTimeout as sleep } from "node:timers/promises";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../packages/sandbox/src/index.js";
 import type { RowRecord } from "../../../src/batches/index.js";
 import { createPayoutsClient, type Payment, type PayoutsClient } from "../../../src/payouts-api/index.js";
 import { createWorkerClient, paymentBodyFor } from "../../../src/pipeline/index.js";

@@ -1,12 +1,12 @@
 /**
- * The delivery rules are written once (src/delivery/) and used by intake and the sandbox: for every
- * paying account kind, payee rail and delivery preference, intake's verdict (valid, and whether the
- * eligibility tool must confirm it) is what the sandbox answers for the same payment. The template's
- * help states the same rules.
+ * Two readings of the spec's delivery rules must agree: the client's (src/delivery/, used by intake)
+ * and the sandbox's own (@payouts/sandbox). For every paying account kind, payee rail and delivery
+ * preference, intake's verdict (valid, and whether the eligibility tool must confirm it) is what the
+ * sandbox answers for the same payment. The template's help states the client's rules.
  */
+
+import { checkPaymentRules, FAST_INELIGIBLE_METADATA_KEY } from "@payouts/sandbox";
 import { describe, expect, it } from "vitest";
-import { checkPaymentRules } from "../../../packages/sandbox/src/payments.js";
-import { FAST_INELIGIBLE_METADATA_KEY } from "../../../packages/sandbox/src/rules.js";
 import {
   CARD_SUPERSEDED,
   deliveryRulesInWords,
