@@ -1,5 +1,5 @@
 /**
- * The client against the real sandbox (src/sandbox) under fault injection: whatever the transport
+ * The client against the real sandbox (@payouts/sandbox) under fault injection: whatever the transport
  * does (503s, 429s, connections dropped after the payment was stored), creating N payments with N
  * distinct idempotency keys must leave exactly one payment per key on the ledger.
  */
