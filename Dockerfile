@@ -8,6 +8,8 @@
 FROM node:20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The workspace's manifest too: npm ci links the sandbox package (packages/sandbox) into node_modules.
+COPY packages/sandbox/package.json ./packages/sandbox/package.json
 # --ignore-scripts: `prepare` would build before the sources are copied; the build runs below.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 # The sources (what .dockerignore lets through: no tests, no local data, no node_modules).
@@ -22,6 +24,9 @@ WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The sandbox package (node_modules/@payouts/sandbox links to it): its manifest and compiled code.
+COPY --from=build /app/packages/sandbox/package.json ./packages/sandbox/package.json
+COPY --from=build /app/packages/sandbox/dist ./packages/sandbox/dist
 COPY bin ./bin
 # The sandbox reads its seed from samples/, `payouts demo` submits samples/ by default.
 COPY samples ./samples

@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { configDefaults, defineConfig } from "vitest/config";
 import { BROWSER_TESTS, browserTestsSkippedLine, findChromium } from "./test/support/chromium.js";
 
@@ -10,8 +11,13 @@ if (!chromium.found && process.env.BROWSER_TESTS === "required") {
 }
 
 export default defineConfig({
+  // Tests run the sandbox package from its sources (as the typecheck does through the "payouts-source"
+  // condition), so a change to it is tested without rebuilding it; the CLI runs its built dist/.
+  resolve: {
+    alias: { "@payouts/sandbox": fileURLToPath(new URL("packages/sandbox/src/index.ts", import.meta.url)) },
+  },
   test: {
-    include: ["test/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "packages/*/test/**/*.test.ts"],
     exclude: [...configDefaults.exclude, ...(chromium.found ? [] : [`${BROWSER_TESTS}/**`])],
     // Finds or starts the Redis the tests use (REDIS_URL) and reports a missing Chromium.
     globalSetup: ["test/support/global-setup.ts"],

@@ -16,10 +16,10 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { startSandbox } from "@payouts/sandbox";
 import type { Problem } from "../src/intake/problems.js";
 import { validateSheet } from "../src/intake/validate-sheet.js";
 import { createPayoutsClient } from "../src/payouts-api/index.js";
-import { startSandbox } from "../src/sandbox/index.js";
 import {
   type BenchFormat,
   formatFlatness,

@@ -19,8 +19,8 @@ import { cpus, loadavg } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { type SandboxStats, startSandbox } from "@payouts/sandbox";
 import { Agent, request } from "undici";
-import { type SandboxStats, startSandbox } from "../src/sandbox/index.js";
 
 const { values } = parseArgs({
   options: {

@@ -2,9 +2,10 @@
  * How a command reaches the Partner Payouts Service: the configured one, or an embedded sandbox when
  * the command allows it (the demo, and `--sandbox` for trying sheets safely).
  */
+
+import { type RunningSandbox, type SandboxOptions, startSandbox } from "@payouts/sandbox";
 import { type AppConfig, requireApi } from "../config/index.js";
 import { createPayoutsClient, type PayoutsClient } from "../payouts-api/index.js";
-import { type RunningSandbox, type SandboxOptions, startSandbox } from "../sandbox/index.js";
 
 export interface ApiConnection {
   api: PayoutsClient;

@@ -2,8 +2,9 @@
  * The delivery rules, in one place: which delivery preference pays which payee account (its rail),
  * which value is a rail's normal speed and which are its faster variants, what changes when a card
  * funds the payment, and which payments the service's eligibility check applies to. Intake
- * (src/intake/payment-route.ts), the sandbox (src/sandbox/) and the template's help text
- * (src/templates/template-spec.ts) all read these; none keeps a rule of its own.
+ * (src/intake/payment-route.ts) and the template's help text (src/templates/template-spec.ts) read
+ * these. The sandbox (packages/sandbox) keeps its own reading of the spec on purpose, so that
+ * test/unit/delivery/delivery-rules.test.ts compares two readings.
  *
  * From the spec ("Delivery preference rules by originating account kind"):
  * - a preference's rail must match the receiving account's type;

@@ -12,6 +12,7 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { outcomeForAmount, type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { approveBatch, type DecisionContext } from "../approvals/index.js";
 import { packageFile } from "../assets/index.js";
 import {
@@ -34,7 +35,6 @@ import {
   rowsInSheetOrder,
   writeResultFile,
 } from "../results/index.js";
-import { outcomeForAmount, type RunningSandbox, startSandbox } from "../sandbox/index.js";
 import { startServer, WEBHOOK_PATH } from "../server/index.js";
 import { submitSheet } from "../submission/index.js";
 import { CONSUMED_EVENTS } from "../webhooks/index.js";

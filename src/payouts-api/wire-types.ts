@@ -1,10 +1,10 @@
 /**
  * Wire types of the Partner Payouts Service (shared/spec/partner-payouts-api.md).
  *
- * This is the one place where the names the spec leaves unshown are chosen. The client validates
- * responses with these schemas and the sandbox validates requests with them, so the two cannot drift
- * apart, and pointing at the real service changes this file only. Every chosen name is marked
- * `ASSUMPTION` and listed in the docs/design.md §7.
+ * This is the client's one place where the names the spec leaves unshown are chosen, so pointing at
+ * the real service changes this file only. Every chosen name is marked `ASSUMPTION` (docs/design.md
+ * §7). The sandbox (packages/sandbox) reads the spec on its own and must use the same names, or the
+ * tests that run the client against it fail: docs/sandbox.md lists them.
  */
 import { z } from "zod";
 

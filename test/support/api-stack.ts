@@ -6,6 +6,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import type { ApprovalPolicy } from "../../src/approvals/index.js";
 import { createPayoutsClient, type PayoutsClient } from "../../src/payouts-api/index.js";
 import {
@@ -15,7 +16,6 @@ import {
   startPaymentService,
 } from "../../src/pipeline/index.js";
 import { type ReconcileService, startReconcileService } from "../../src/reconcile/index.js";
-import { type RunningSandbox, startSandbox } from "../../src/sandbox/index.js";
 import { type RunningServer, startServer, WEBHOOK_PATH } from "../../src/server/index.js";
 import { CONSUMED_EVENTS } from "../../src/webhooks/index.js";
 import { deleteKeys, REDIS_URL, uniquePrefix } from "../integration/pipeline/helpers.js";

@@ -1,6 +1,7 @@
 /** `payouts sandbox`: the simulated Partner Payouts Service on its own. */
+
+import { loadDefaultSeed, loadSeed, startSandbox } from "@payouts/sandbox";
 import type { Command } from "commander";
-import { loadDefaultSeed, loadSeed, startSandbox } from "../../sandbox/index.js";
 import { keepHeapLean } from "../lean-heap.js";
 import { parsePort } from "../options.js";
 import { untilShutdownSignal } from "../signals.js";

@@ -3,6 +3,8 @@
  * exactly one outcome and its rows are queued exactly once (or canceled, never both). Each contender
  * uses its own Redis connection, as separate processes would.
  */
+
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type ApprovalStore,
@@ -14,7 +16,6 @@ import {
 } from "../../../src/approvals/index.js";
 import { archivePathFor, readInstructionArchive, recoverBatch } from "../../../src/batches/index.js";
 import { createWorkerClient, startPaymentService } from "../../../src/pipeline/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { deleteKeys, paymentsOfBatch, REDIS_URL, waitForRows } from "../pipeline/helpers.js";
 import { type ApprovalHarness, approvalHarness, instruction, policyOf } from "./helpers.js";
 

@@ -7,8 +7,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { spawnCli } from "../pipeline/processes.js";
 
 const REDIS = new URL(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");

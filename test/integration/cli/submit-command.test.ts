@@ -5,10 +5,10 @@
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { deleteKeys, paymentsOfBatch, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
 import { spawnCli } from "../pipeline/processes.js";
 

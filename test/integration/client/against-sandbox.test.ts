@@ -1,9 +1,10 @@
 /**
- * The client against the real sandbox (src/sandbox) under fault injection: whatever the transport
+ * The client against the real sandbox (@payouts/sandbox) under fault injection: whatever the transport
  * does (503s, 429s, connections dropped after the payment was stored), creating N payments with N
  * distinct idempotency keys must leave exactly one payment per key on the ledger.
  */
 import { randomUUID } from "node:crypto";
+import { startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type AttemptInfo,
@@ -11,7 +12,6 @@ import {
   type Payment,
   type PayoutsClient,
 } from "../../../src/payouts-api/index.js";
-import { startSandbox } from "../../../src/sandbox/index.js";
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 

@@ -5,12 +5,12 @@
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { startSandbox } from "@payouts/sandbox";
 import { Redis } from "ioredis";
 import Papa from "papaparse";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApprovalStore } from "../../../src/approvals/index.js";
 import { AuthStore } from "../../../src/auth/index.js";
-import { startSandbox } from "../../../src/sandbox/index.js";
 import { spawnCli } from "../pipeline/processes.js";
 
 let dataDir: string;

@@ -7,13 +7,13 @@
 import { mkdir, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import Papa from "papaparse";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BatchStore } from "../../../src/batches/index.js";
 import { writeFileAtomicPatiently, writeTable } from "../../../src/files/index.js";
 import { createPayoutsClient } from "../../../src/payouts-api/index.js";
 import { connectRedis } from "../../../src/redis/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { WEBHOOK_PATH } from "../../../src/server/index.js";
 import { CONSUMED_EVENTS } from "../../../src/webhooks/index.js";
 import { writeAchSheet } from "../../support/sheets.js";

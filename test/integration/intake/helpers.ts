@@ -5,11 +5,11 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { type RunningSandbox, type SandboxSeed, startSandbox } from "@payouts/sandbox";
 import type { PayoutInstruction } from "../../../src/intake/payout-instruction.js";
 import type { Problem, ProblemCode } from "../../../src/intake/problems.js";
 import { type IntakeApi, validateSheet } from "../../../src/intake/validate-sheet.js";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
-import { type RunningSandbox, type SandboxSeed, startSandbox } from "../../../src/sandbox/index.js";
 import type { SheetHeader } from "../../../src/sheets/index.js";
 
 export interface SandboxWithClient {

@@ -6,10 +6,10 @@
  */
 import { mkdir, truncate, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { FAST_INELIGIBLE_METADATA_KEY, loadRestrictedSeed } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProblemCode } from "../../../src/intake/problems.js";
 import { ATTACHMENT_MAX_BYTES } from "../../../src/payouts-api/index.js";
-import { FAST_INELIGIBLE_METADATA_KEY, loadRestrictedSeed } from "../../../src/sandbox/index.js";
 import {
   makeTempDir,
   rowOf,

@@ -10,12 +10,12 @@
 import { readFile } from "node:fs/promises";
 import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AuditReport, auditAndRecord, auditBatch } from "../../../src/ledger-audit/index.js";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
 import { createWorkerClient, type PaymentService, startPaymentService } from "../../../src/pipeline/index.js";
 import { type ReconcileService, startReconcileService } from "../../../src/reconcile/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { type RunningServer, startServer } from "../../../src/server/index.js";
 import { until } from "../../support/wait.js";
 import { instruction, type PipelineHarness, pipelineHarness, REDIS_URL } from "../pipeline/helpers.js";

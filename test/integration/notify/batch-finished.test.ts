@@ -6,6 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type BatchFinishedSummary,
@@ -16,7 +17,6 @@ import {
 import { createWorkerClient } from "../../../src/pipeline/index.js";
 import { type ReconcileService, startReconcileService } from "../../../src/reconcile/index.js";
 import { createResultOutbox, defaultResultPath } from "../../../src/results/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { instruction, type PipelineHarness, pipelineHarness, REDIS_URL } from "../pipeline/helpers.js";
 
 const SECRET = "notify-test-secret";

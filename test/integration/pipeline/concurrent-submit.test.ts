@@ -2,6 +2,8 @@
  * Two submissions of the same content at the same moment (two copies of one sheet dropped at once,
  * or two operators) make one batch, never two: the loser waits for the winner's record and defers.
  */
+
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   archivePathFor,
@@ -9,7 +11,6 @@ import {
   submitBatch,
   writeInstructionArchive,
 } from "../../../src/batches/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { instruction, type PipelineHarness, pipelineHarness, sha } from "./helpers.js";
 
 let sandbox: RunningSandbox;

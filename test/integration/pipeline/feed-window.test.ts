@@ -9,6 +9,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type SubmittedInstruction, submitBatch } from "../../../src/batches/index.js";
 import {
@@ -18,7 +19,6 @@ import {
   type Pipeline,
 } from "../../../src/pipeline/index.js";
 import { connectRedis } from "../../../src/redis/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import type { PipelineHarness } from "./helpers.js";
 import * as helpers from "./helpers.js";
 import { type CliProcess, spawnCli, stopProcess } from "./processes.js";

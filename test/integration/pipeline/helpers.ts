@@ -5,6 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import type { RunningSandbox } from "@payouts/sandbox";
 import { achInstruction, deleteKeysUnder } from "../../../bench/lib/sample-rows.js";
 import {
   type BatchStore,
@@ -25,7 +26,6 @@ import {
   startPaymentService,
 } from "../../../src/pipeline/index.js";
 import type { RedisClient } from "../../../src/redis/index.js";
-import type { RunningSandbox } from "../../../src/sandbox/index.js";
 
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 

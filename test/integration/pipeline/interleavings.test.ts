@@ -5,6 +5,7 @@
  * BullMQ gives a stalled job's old and new worker). Real Redis, real sandbox over HTTP.
  */
 import { setTimeout as sleep } from "node:timers/promises";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BatchStore, SubmittedInstruction } from "../../../src/batches/index.js";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
@@ -18,7 +19,6 @@ import {
 import { createReconcileProcessor } from "../../../src/reconcile/index.js";
 import { retryRows } from "../../../src/retries/index.js";
 import { idempotencyKeyFor } from "../../../src/row-identity/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { type HoldingProxy, startHoldingProxy } from "../storm/holding-proxy.js";
 import { instruction, type PipelineHarness, paymentsOfBatch, pipelineHarness } from "./helpers.js";
 

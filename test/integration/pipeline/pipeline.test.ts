@@ -1,8 +1,8 @@
 import path from "node:path";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { enqueueQueuedRows } from "../../../src/batches/index.js";
 import { idempotencyKeyFor } from "../../../src/row-identity/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import {
   instruction,
   type PipelineHarness,

@@ -2,6 +2,8 @@
  * Redis lost after an operator retry paid a row's second attempt: the archive knows only attempt 1,
  * so recovery must find the `-r2` payment in the ledger and adopt it, not queue the row to pay again.
  */
+
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   archivePathFor,
@@ -9,7 +11,6 @@ import {
   readInstructionArchive,
   recoverBatch,
 } from "../../../src/batches/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import {
   deleteKeys,
   instruction,

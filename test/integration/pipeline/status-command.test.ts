@@ -1,6 +1,7 @@
 /** `payouts status` as a user runs it (the built CLI, as a process), on a batch the pipeline paid. */
+
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { instruction, type PipelineHarness, pipelineHarness, REDIS_URL, waitForRows } from "./helpers.js";
 import { spawnCli } from "./processes.js";
 

@@ -4,6 +4,8 @@
  * allows; the 429s bring the shared rate down near the service's rate, every row is paid exactly once,
  * and no Idempotency-Key is ever sent with another body.
  */
+
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSharedRateLimiter, type SharedRateLimiter } from "../../../src/payouts-api/index.js";
 import {
@@ -12,7 +14,6 @@ import {
   type PaymentService,
   startPaymentService,
 } from "../../../src/pipeline/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import {
   instruction,
   type PipelineHarness,

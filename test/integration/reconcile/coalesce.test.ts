@@ -5,11 +5,11 @@
  * final together is checked (and finished) once, after its last row.
  */
 import { setTimeout as sleep } from "node:timers/promises";
+import { startSandbox } from "@payouts/sandbox";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Payment } from "../../../src/payouts-api/index.js";
 import { connectRedis } from "../../../src/pipeline/index.js";
 import { createReconcileProcessor, LookIndex, lookMarker } from "../../../src/reconcile/index.js";
-import { startSandbox } from "../../../src/sandbox/index.js";
 import { deleteKeys, instruction, pipelineHarness, REDIS_URL } from "../pipeline/helpers.js";
 
 let cleanups: Array<() => Promise<unknown>> = [];

@@ -6,6 +6,7 @@
  * skipped nor read twice; and the sweep marks only the open rows that went quiet.
  */
 import { setTimeout as sleep } from "node:timers/promises";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Payment } from "../../../src/payouts-api/index.js";
 import { createWorkerClient } from "../../../src/pipeline/index.js";
@@ -15,7 +16,6 @@ import {
   startReconcileService,
 } from "../../../src/reconcile/index.js";
 import { retryRows } from "../../../src/retries/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import {
   instruction,
   type PipelineHarness,

@@ -6,11 +6,11 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import ExcelJS from "exceljs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
 import { RESULT_COLUMNS, writeResultFile } from "../../../src/results/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { openSheet, type SheetRow } from "../../../src/sheets/index.js";
 import { submitSheet } from "../../../src/submission/index.js";
 import { type PipelineHarness, pipelineHarness, REDIS_URL, waitForRows } from "../pipeline/helpers.js";

@@ -8,6 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   adoptPayment,
@@ -26,7 +27,6 @@ import {
 } from "../../../src/pipeline/index.js";
 import { writeResultFile } from "../../../src/results/index.js";
 import { externalIdFor } from "../../../src/row-identity/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { createSheetIntake, type SheetIntake } from "../../../src/watch/index.js";
 import { deleteKeys, paymentsOfBatch, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
 import { dropFile, eventually, tempDataDir } from "../watch/helpers.js";

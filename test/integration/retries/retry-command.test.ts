@@ -3,8 +3,9 @@
  * the sandbox over loopback: only the failed row gets a new attempt (new key, externalId `-r2`), the
  * paid and in-flight rows are left alone with the reason, and the worker then pays the retried row.
  */
+
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import {
   instruction,
   type PipelineHarness,

@@ -1,6 +1,6 @@
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AccountList } from "../../../src/payouts-api/wire-types.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { call, expectError, waitFor } from "./helpers.js";
 
 const VENDOR = {

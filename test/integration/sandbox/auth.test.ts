@@ -1,5 +1,5 @@
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { call, expectError } from "./helpers.js";
 
 describe("sandbox authentication, entity header and error envelope", () => {

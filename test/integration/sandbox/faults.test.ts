@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { ACH_PAYMENT, call, createPayment, expectError, waitFor } from "./helpers.js";
 
 describe("sandbox fault injection", () => {

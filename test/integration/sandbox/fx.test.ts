@@ -1,6 +1,6 @@
+import { priceForeignAmount, type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FxQuote } from "../../../src/payouts-api/wire-types.js";
-import { priceForeignAmount, type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { call, createPayment, expectError, waitFor } from "./helpers.js";
 
 const quote = (sb: RunningSandbox, body: Record<string, unknown>) =>

@@ -1,7 +1,7 @@
 /** Small HTTP helpers for the sandbox conformance tests (real HTTP on 127.0.0.1, global fetch). */
 
 import { randomUUID } from "node:crypto";
-import type { RunningSandbox } from "../../../src/sandbox/index.js";
+import type { RunningSandbox } from "@payouts/sandbox";
 import { until } from "../../support/wait.js";
 
 export interface CallOptions {

@@ -1,5 +1,5 @@
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { ACH_PAYMENT, call, expectError, waitFor } from "./helpers.js";
 
 const post = (sb: RunningSandbox, key: string, body: unknown, entity?: string) =>

@@ -1,6 +1,6 @@
+import { loadRestrictedSeed, type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BeneficialOwnerSet, Limitations } from "../../../src/payouts-api/wire-types.js";
-import { loadRestrictedSeed, type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { call, createPayment, expectError } from "./helpers.js";
 
 const US_OWNER = {

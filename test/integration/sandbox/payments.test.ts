@@ -1,6 +1,6 @@
+import { loadDefaultSeed, type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Payment, PaymentList } from "../../../src/payouts-api/wire-types.js";
-import { loadDefaultSeed, type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { ACH_PAYMENT, call, createPayment, expectError } from "./helpers.js";
 
 const ATTACHMENT = {

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { ACH_PAYMENT, call, createPayment, expectError, waitFor } from "./helpers.js";
 
 const EUR_QUOTE = { receivingAccountId: "acct_supplier_eur", currency: "EUR", amount: 10_000 };

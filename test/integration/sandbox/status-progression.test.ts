@@ -1,6 +1,6 @@
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Payment } from "../../../src/payouts-api/wire-types.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { ACH_PAYMENT, call, createPayment, waitFor } from "./helpers.js";
 
 describe("sandbox payment status progression (short clock)", () => {

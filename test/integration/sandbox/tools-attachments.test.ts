@@ -1,3 +1,4 @@
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   Attachment,
@@ -5,7 +6,6 @@ import {
   FastPaymentEligibility,
   FeeCalculatorResult,
 } from "../../../src/payouts-api/wire-types.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { ACH_PAYMENT, call, expectError } from "./helpers.js";
 
 describe("sandbox tools", () => {

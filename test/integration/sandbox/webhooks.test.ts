@@ -1,9 +1,9 @@
 import { createHmac } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { WebhookDelivery, WebhookEndpoint } from "../../../src/payouts-api/wire-types.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { ACH_PAYMENT, call, createPayment, expectError, waitFor } from "./helpers.js";
 
 interface Received {

@@ -12,6 +12,7 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { Cluster, Redis } from "ioredis";
 import Papa from "papaparse";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -19,7 +20,6 @@ import { writeE2eSheet } from "../../../bench/lib/write-bench-sheets.js";
 import { BatchStore } from "../../../src/batches/index.js";
 import { type PrivateCluster, startPrivateCluster } from "../../../src/demo/private-redis.js";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { paymentsOfBatch } from "../pipeline/helpers.js";
 import { type CliProcess, spawnCli, stopProcess } from "../pipeline/processes.js";
 

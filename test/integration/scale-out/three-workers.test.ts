@@ -6,8 +6,8 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { instruction, type PipelineHarness, paymentsOfBatch, pipelineHarness } from "../pipeline/helpers.js";
 import { type CliProcess, spawnCli } from "../pipeline/processes.js";
 

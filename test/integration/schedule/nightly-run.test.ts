@@ -5,11 +5,11 @@
  */
 import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bullPrefix } from "../../../src/pipeline/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import {
   type RunSummary,
   SCHEDULED_RUN_QUEUE_NAME,

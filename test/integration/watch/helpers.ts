@@ -4,9 +4,9 @@ import { mkdir, mkdtemp, readFile, rename, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import type { RunningSandbox } from "@payouts/sandbox";
 import type { Redis } from "ioredis";
 import { DEFAULT_TIMEOUT_MS } from "../../../src/payouts-api/index.js";
-import type { RunningSandbox } from "../../../src/sandbox/index.js";
 import type { SheetIntakeOutcome } from "../../../src/watch/index.js";
 import { REDIS_URL } from "../pipeline/helpers.js";
 

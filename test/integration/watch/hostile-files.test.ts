@@ -7,9 +7,9 @@
 import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { configureSheetLimits } from "../../../src/sheets/index.js";
 import { startWatchService } from "../../../src/watch/index.js";
 import { HOSTILE_FILES, writeGiantInlineCell } from "../../unit/sheets/hostile-xlsx.js";

@@ -5,10 +5,10 @@
  */
 import { rm } from "node:fs/promises";
 import path from "node:path";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll } from "vitest";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { deleteKeys, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
 import { type CliProcess, spawnCli, stopProcess } from "../pipeline/processes.js";
 import { tempDataDir } from "./helpers.js";

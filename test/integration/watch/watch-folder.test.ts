@@ -6,9 +6,9 @@
 import { mkdir, open, readdir, readFile, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { startWatchService, type WatchService } from "../../../src/watch/index.js";
 import { deleteKeys, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
 import {

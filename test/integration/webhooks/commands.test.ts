@@ -5,9 +5,9 @@
 import { execFile, spawn } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectRedis } from "../../../src/pipeline/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { deleteKeys, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
 
 const run = promisify(execFile);

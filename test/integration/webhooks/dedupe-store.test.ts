@@ -9,13 +9,13 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { signWebhookBody } from "@payouts/sandbox";
 import { Cluster, Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startPrivateCluster, startPrivateRedis } from "../../../src/demo/private-redis.js";
 import { connectRedis } from "../../../src/pipeline/index.js";
 import { LOOSE_BATCH, LookIndex, lookMarker } from "../../../src/reconcile/index.js";
 import { hashTaggedPrefix, type RedisClient } from "../../../src/redis/index.js";
-import { signWebhookBody } from "../../../src/sandbox/index.js";
 import { createWebhookReceiver } from "../../../src/server/index.js";
 import {
   BUCKET_FILL,

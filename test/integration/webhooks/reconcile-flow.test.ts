@@ -5,13 +5,13 @@
  * payment worker.
  */
 import { setTimeout as sleep } from "node:timers/promises";
+import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RowRecord } from "../../../src/batches/index.js";
 import { createPayoutsClient, type Payment, type PayoutsClient } from "../../../src/payouts-api/index.js";
 import { createWorkerClient, paymentBodyFor } from "../../../src/pipeline/index.js";
 import { type ReconcileService, startReconcileService } from "../../../src/reconcile/index.js";
 import { externalIdFor, idempotencyKeyFor, paymentMetadataFor } from "../../../src/row-identity/index.js";
-import { type RunningSandbox, startSandbox } from "../../../src/sandbox/index.js";
 import { type RunningServer, startServer, WEBHOOK_PATH } from "../../../src/server/index.js";
 import { CONSUMED_EVENTS } from "../../../src/webhooks/index.js";
 import {

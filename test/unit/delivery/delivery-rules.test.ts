@@ -1,9 +1,11 @@
 /**
- * The delivery rules are written once (src/delivery/) and used by intake and the sandbox: for every
- * paying account kind, payee rail and delivery preference, intake's verdict (valid, and whether the
- * eligibility tool must confirm it) is what the sandbox answers for the same payment. The template's
- * help states the same rules.
+ * Two readings of the spec's delivery rules must agree: the client's (src/delivery/, used by intake)
+ * and the sandbox's own (@payouts/sandbox). For every paying account kind, payee rail and delivery
+ * preference, intake's verdict (valid, and whether the eligibility tool must confirm it) is what the
+ * sandbox answers for the same payment. The template's help states the client's rules.
  */
+
+import { checkPaymentRules, FAST_INELIGIBLE_METADATA_KEY } from "@payouts/sandbox";
 import { describe, expect, it } from "vitest";
 import {
   CARD_SUPERSEDED,
@@ -19,8 +21,6 @@ import {
   DELIVERY_PREFERENCES,
   type PaymentCreate,
 } from "../../../src/payouts-api/wire-types.js";
-import { checkPaymentRules } from "../../../src/sandbox/payments.js";
-import { FAST_INELIGIBLE_METADATA_KEY } from "../../../src/sandbox/rules.js";
 import { INSTRUCTION_NOTES } from "../../../src/templates/template-spec.js";
 
 const now = "2026-01-01T00:00:00.000Z";

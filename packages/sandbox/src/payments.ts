@@ -2,7 +2,14 @@
  * Payment creation, update and listing. `checkPaymentRules` is the pure rule set of the spec's payment
  * payload; the other functions apply it to the store.
  */
-import { CARD_SUPERSEDED, needsEligibilityCheck, RAIL_PREFERENCES, railOf } from "../delivery/index.js";
+import { CARD_SUPERSEDED, cardCannotPay, needsEligibilityCheck, preferencesFor, railOf } from "./delivery.js";
+import { badRequest, conflict, forbidden, notFound, parseOrThrow, validationError } from "./errors.js";
+import { checkQuote, type FxPrice, hasRate, priceForeignAmount } from "./fx.js";
+import { computeLimitations } from "./owners.js";
+import { type ListQuery, cursorOf as listCursorOf } from "./pagination.js";
+import type { StoredPayment } from "./payment-record.js";
+import { fastPaymentEligibility } from "./rules.js";
+import type { SandboxState } from "./state.js";
 import {
   type Account,
   accountCurrency,
@@ -15,14 +22,7 @@ import {
   PaymentUpdate,
   paymentOperationFor,
   UsdPaymentCreate,
-} from "../payouts-api/wire-types.js";
-import { badRequest, conflict, forbidden, notFound, parseOrThrow, validationError } from "./errors.js";
-import { checkQuote, type FxPrice, hasRate, priceForeignAmount } from "./fx.js";
-import { computeLimitations } from "./owners.js";
-import { type ListQuery, cursorOf as listCursorOf } from "./pagination.js";
-import type { StoredPayment } from "./payment-record.js";
-import { fastPaymentEligibility } from "./rules.js";
-import type { SandboxState } from "./state.js";
+} from "./wire.js";
 
 /** Chooses the payload shape by `deliveryPreference`, as the spec says, and validates it. */
 export function parsePaymentCreate(body: unknown): PaymentCreate {
@@ -73,7 +73,7 @@ export function checkPaymentRules(
       fields: field("originatingAccountId", "micro-deposit verification outstanding"),
     });
   }
-  const allowed = RAIL_PREFERENCES[receiving.type];
+  const allowed = preferencesFor(receiving.type);
   if (!allowed.includes(pref)) {
     const hint = allowed.length
       ? `use one of ${allowed.join(", ")}`
@@ -92,7 +92,7 @@ export function checkPaymentRules(
         field("deliveryPreference", `use ${replacement} from a card account`),
       );
     }
-    if (receiving.type === "virtual-card") {
+    if (cardCannotPay(receiving.type)) {
       throw validationError(
         "a virtual-card account cannot be paid from a card originating account",
         field("receivingAccountId", "virtual-card payee with card funding"),
@@ -118,7 +118,6 @@ export function checkPaymentRules(
     price = priceForeignAmount(expected, body.amount);
   }
   const usdAmount = price ? price.usdAmount : body.amount;
-  // The card-funded exemption and the faster variants are src/delivery's rules, shared with intake.
   if (needsEligibilityCheck(originating.type, pref)) {
     const result = fastPaymentEligibility({ deliveryPreference: pref, usdAmount, originating, receiving });
     if (!result.eligible) {

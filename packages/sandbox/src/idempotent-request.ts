@@ -4,12 +4,13 @@
  * key still in flight is 409. The response is stored just before it is sent (after the latency
  * fault), and never when it is a server error, so a retry with the same key can still succeed.
  */
-import { HEADERS, IDEMPOTENCY_KEY_MAX } from "../payouts-api/wire-types.js";
+
 import { ApiError, badRequest, validationError } from "./errors.js";
 import { errorReply, header, parseJson, type Reply, type RequestContext } from "./http.js";
 import { requestFingerprint } from "./idempotency.js";
 import { StoredPayment } from "./payment-record.js";
 import type { SandboxState } from "./state.js";
+import { HEADERS, IDEMPOTENCY_KEY_MAX } from "./wire.js";
 
 export interface IdempotentRoute {
   /** Names the operation in the fingerprint, e.g. "POST /payments". */

@@ -1,5 +1,11 @@
 /** Entities (minimal create/update/delete), beneficial owners, limitations and attachments. */
 import { z } from "zod";
+import { conflict, notFound, parseOrThrow, validationError } from "./errors.js";
+import { canonicalJson } from "./idempotency.js";
+import { newId } from "./ids.js";
+import { computeLimitations, toStoredOwner, validateOwnerSet } from "./owners.js";
+import { type ListQuery, matchesCommonFilters, paginate } from "./pagination.js";
+import type { SandboxState, StoredEntity } from "./state.js";
 import {
   ATTACHMENT_MAX_BYTES,
   type Attachment,
@@ -10,13 +16,7 @@ import {
   ExternalId,
   type Limitations,
   Metadata,
-} from "../payouts-api/wire-types.js";
-import { conflict, notFound, parseOrThrow, validationError } from "./errors.js";
-import { canonicalJson } from "./idempotency.js";
-import { newId } from "./ids.js";
-import { computeLimitations, toStoredOwner, validateOwnerSet } from "./owners.js";
-import { type ListQuery, matchesCommonFilters, paginate } from "./pagination.js";
-import type { SandboxState, StoredEntity } from "./state.js";
+} from "./wire.js";
 
 /** The spec shows no entity payload; the sandbox accepts this minimal one. */
 export const EntityCreate = z.object({

@@ -2,8 +2,9 @@
  * List parameters and cursor pagination shared by every list endpoint (pure). Order is newest first by
  * `createdAt`; ties are broken by insertion sequence so pages are stable even within one millisecond.
  */
-import { PAGE_LIMIT_MAX } from "../payouts-api/wire-types.js";
+
 import { validationError } from "./errors.js";
+import { PAGE_LIMIT_MAX } from "./wire.js";
 
 export interface Listable {
   id: string;

@@ -2,8 +2,8 @@
  * Pure business rules of the sandbox: fast-payment eligibility, fees, delivery estimates and the
  * amount trigger values that decide how a payment ends. No I/O, no state: each is testable alone.
  */
-import { isFasterVariant } from "../delivery/index.js";
-import type { Account, DeliveryPreference, Fee, PaymentStatus } from "../payouts-api/wire-types.js";
+import { isFasterVariant } from "./delivery.js";
+import type { Account, DeliveryPreference, Fee, PaymentStatus } from "./wire.js";
 
 /** Eligibility ceilings, in USD minor units. */
 export const ELIGIBILITY_LIMITS = {

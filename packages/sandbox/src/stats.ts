@@ -3,7 +3,7 @@
  * can say "API requests per row"), 429s answered, and the evidence a storm test needs that no
  * Idempotency-Key was ever sent with two different requests. Counting is O(1) per request.
  */
-import type { PaymentStatus } from "../payouts-api/wire-types.js";
+import type { PaymentStatus } from "./wire.js";
 
 /** The request kinds a client's cost per row is made of; everything else is `other`. */
 export type RequestKind = "create" | "get" | "list" | "quote" | "other";

@@ -3,7 +3,7 @@
  * through `ApiError`, so the envelope `{ error: { type, code, message, details? } }` has one shape.
  */
 import type { z } from "zod";
-import type { ErrorType } from "../payouts-api/wire-types.js";
+import type { ErrorType } from "./wire.js";
 
 export class ApiError extends Error {
   constructor(

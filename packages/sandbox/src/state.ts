@@ -3,6 +3,12 @@
  * service must know but never return (full identifiers, write-only document ids, trigger outcomes).
  */
 import { randomBytes } from "node:crypto";
+import type { StoredQuote } from "./fx.js";
+import { IdempotencyStore } from "./idempotency.js";
+import { newId } from "./ids.js";
+import type { Listable } from "./pagination.js";
+import { PaymentStore } from "./payment-store.js";
+import type { SandboxSeed, SeedRestriction } from "./seed.js";
 import type {
   Account,
   Attachment,
@@ -11,13 +17,7 @@ import type {
   EventType,
   WebhookDelivery,
   WebhookEndpoint,
-} from "../payouts-api/wire-types.js";
-import type { StoredQuote } from "./fx.js";
-import { IdempotencyStore } from "./idempotency.js";
-import { newId } from "./ids.js";
-import type { Listable } from "./pagination.js";
-import { PaymentStore } from "./payment-store.js";
-import type { SandboxSeed, SeedRestriction } from "./seed.js";
+} from "./wire.js";
 
 export interface StoredEntity extends Listable {
   entity: Entity;

@@ -2,18 +2,13 @@
  * Accounts: creation (full identifiers kept in memory, only last four returned), update, deletion
  * and listing with the verification refresh the spec describes.
  */
-import {
-  type Account,
-  AccountCreate,
-  AccountType,
-  AccountUpdate,
-  OwnershipType,
-} from "../payouts-api/wire-types.js";
+
 import { conflict, type FieldIssue, forbidden, notFound, parseOrThrow, validationError } from "./errors.js";
 import { newId } from "./ids.js";
 import { computeLimitations } from "./owners.js";
 import { type ListQuery, matchesCommonFilters, paginate } from "./pagination.js";
 import type { AccountSecrets, SandboxState, StoredAccount } from "./state.js";
+import { type Account, AccountCreate, AccountType, AccountUpdate, OwnershipType } from "./wire.js";
 
 /**
  * Sandbox verification rule: an unverified internal `ach` account whose metadata has

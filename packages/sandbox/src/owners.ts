@@ -2,16 +2,12 @@
  * Beneficial owners and limitations. `validateOwnerSet` holds every replacement rule (pure);
  * `computeLimitations` derives the entity's capabilities from its owners and seed restrictions.
  */
-import type {
-  BeneficialOwner,
-  BeneficialOwnerInput,
-  Capability,
-  Limitations,
-} from "../payouts-api/wire-types.js";
-import { KNOWN_OPERATIONS } from "../payouts-api/wire-types.js";
+
 import type { FieldIssue } from "./errors.js";
 import type { SeedRestriction } from "./seed.js";
 import type { StoredOwner } from "./state.js";
+import type { BeneficialOwner, BeneficialOwnerInput, Capability, Limitations } from "./wire.js";
+import { KNOWN_OPERATIONS } from "./wire.js";
 
 const PO_BOX = /\bp\.?\s*o\.?\s*box\b|\bpost\s+office\s+box\b/i;
 export const SOLE_PROPRIETORSHIP = "sole-proprietorship";

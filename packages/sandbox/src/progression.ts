@@ -8,11 +8,12 @@
  * the completed payment `failed` (or `canceled`), emits `api.payment.updated`, and its list filters
  * find it under its new status. `returnPayment` is also what `POST /_sandbox/payments/{id}/return` runs.
  */
-import type { PaymentFailureReason, PaymentStatus } from "../payouts-api/wire-types.js";
+
 import { conflict } from "./errors.js";
 import { DEFAULT_RETURN_REASON, finalStatusFor } from "./rules.js";
 import type { SandboxState, StoredPayment } from "./state.js";
 import { SandboxTimers } from "./timers.js";
+import type { PaymentFailureReason, PaymentStatus } from "./wire.js";
 
 export interface ProgressionClock {
   toInProgressMs: number;

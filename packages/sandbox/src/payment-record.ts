@@ -29,6 +29,11 @@
  * metadata as created. Those three can change by PATCH while scheduled; the first edit keeps their
  * creation values (`PaymentTable.asCreated`), so a replay never shows a later state.
  */
+
+import type { Listable } from "./pagination.js";
+import { PaymentIds } from "./payment-ids.js";
+import { feesFor, outcomeForAmount, type PaymentOutcome } from "./rules.js";
+import { grown, SlotList, SmallTable, StringTable } from "./string-table.js";
 import {
   type Account,
   AccountType,
@@ -37,11 +42,7 @@ import {
   type PaymentCreate,
   type PaymentFailureReason,
   PaymentStatus,
-} from "../payouts-api/wire-types.js";
-import type { Listable } from "./pagination.js";
-import { PaymentIds } from "./payment-ids.js";
-import { feesFor, outcomeForAmount, type PaymentOutcome } from "./rules.js";
-import { grown, SlotList, SmallTable, StringTable } from "./string-table.js";
+} from "./wire.js";
 
 type Compliance = NonNullable<Payment["compliance"]>;
 type PaymentFx = NonNullable<Payment["fx"]>;

@@ -3,12 +3,12 @@
  * or an entity path segment (`me` or `ent_…`), and the optional sonar session token on payments.
  */
 import type { IncomingMessage } from "node:http";
-import { HEADERS } from "../payouts-api/wire-types.js";
 import { entityOf } from "./entities.js";
 import { forbidden, unauthorized, validationError } from "./errors.js";
 import { header } from "./http.js";
 import { verifySonarToken } from "./sonar.js";
 import type { SandboxState } from "./state.js";
+import { HEADERS } from "./wire.js";
 
 type Headers = IncomingMessage["headers"];
 

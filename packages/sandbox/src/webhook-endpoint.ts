@@ -1,7 +1,8 @@
 /** The partner's single webhook endpoint: PATCH creates or partially updates, DELETE removes. */
-import { type WebhookEndpoint, WebhookEndpointUpdate } from "../payouts-api/wire-types.js";
+
 import { notFound, parseOrThrow, validationError } from "./errors.js";
 import type { SandboxState } from "./state.js";
+import { type WebhookEndpoint, WebhookEndpointUpdate } from "./wire.js";
 
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
 

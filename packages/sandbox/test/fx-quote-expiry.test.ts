@@ -4,9 +4,9 @@
  * minute past its expiry so that a payment using it late is refused as expired, not as unknown.
  */
 import { describe, expect, it } from "vitest";
-import { loadDefaultSeed } from "../../../src/sandbox/seed.js";
-import { SandboxState } from "../../../src/sandbox/state.js";
-import { fxQuote } from "../../../src/sandbox/tools.js";
+import { loadDefaultSeed } from "../src/seed.js";
+import { SandboxState } from "../src/state.js";
+import { fxQuote } from "../src/tools.js";
 
 const TTL_MS = 300_000;
 const GRACE_MS = 60_000;

@@ -5,7 +5,6 @@
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Payment } from "../payouts-api/wire-types.js";
 import { type FaultConfig, mergeFaults, NO_FAULTS } from "./faults.js";
 import { requestFingerprint } from "./idempotency.js";
 import { createPayment } from "./payments.js";
@@ -21,11 +20,14 @@ import {
   DEFAULT_WEBHOOK_RETRY,
   WebhookDeliverer,
 } from "./webhook-delivery.js";
+import type { Payment } from "./wire.js";
 
 export { VERIFY_AFTER_METADATA_KEY } from "./accounts.js";
 export type { FaultConfig } from "./faults.js";
 export { NO_FAULTS } from "./faults.js";
 export { FX_RATES, priceForeignAmount } from "./fx.js";
+/** The pure rule set of a payment payload, for tests that compare the client's reading with this one. */
+export { checkPaymentRules } from "./payments.js";
 export {
   ELIGIBILITY_LIMITS,
   FAST_INELIGIBLE_METADATA_KEY,

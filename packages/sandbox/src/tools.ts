@@ -1,5 +1,11 @@
 /** The calculator endpoints under /tools: they create no resource (except a short-lived quote token). */
-import { RAIL_PREFERENCES } from "../delivery/index.js";
+import { preferencesFor } from "./delivery.js";
+import { badRequest, parseOrThrow, validationError } from "./errors.js";
+import { hasRate, priceForeignAmount } from "./fx.js";
+import { newId } from "./ids.js";
+import { accountOf } from "./payments.js";
+import { estimateDeliveryDate, fastPaymentEligibility, feesFor } from "./rules.js";
+import type { SandboxState } from "./state.js";
 import {
   type Account,
   accountCurrency,
@@ -12,13 +18,7 @@ import {
   type FeeCalculatorResult,
   type FxQuote,
   FxQuoteRequest,
-} from "../payouts-api/wire-types.js";
-import { badRequest, parseOrThrow, validationError } from "./errors.js";
-import { hasRate, priceForeignAmount } from "./fx.js";
-import { newId } from "./ids.js";
-import { accountOf } from "./payments.js";
-import { estimateDeliveryDate, fastPaymentEligibility, feesFor } from "./rules.js";
-import type { SandboxState } from "./state.js";
+} from "./wire.js";
 
 export const DEFAULT_FX_QUOTE_TTL_MS = 5 * 60 * 1000;
 
@@ -74,7 +74,7 @@ export function fxQuote(state: SandboxState, entityId: string, rawBody: unknown,
 }
 
 function assertRail(pref: DeliveryPreference, receiving: Account, code = "VALIDATION_ERROR"): void {
-  if (!RAIL_PREFERENCES[receiving.type].includes(pref)) {
+  if (!preferencesFor(receiving.type).includes(pref)) {
     throw badRequest(code, `deliveryPreference ${pref} does not pay a ${receiving.type} account`, {
       fields: [{ path: "deliveryPreference", message: `does not match account type ${receiving.type}` }],
     });

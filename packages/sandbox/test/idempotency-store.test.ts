@@ -6,7 +6,7 @@
  * of rows and the rebuilt hash table.
  */
 import { describe, expect, it } from "vitest";
-import { IdempotencyStore, requestFingerprint } from "../../../src/sandbox/idempotency.js";
+import { IdempotencyStore, requestFingerprint } from "../src/idempotency.js";
 
 function prng(seed: number): () => number {
   let s = seed >>> 0;

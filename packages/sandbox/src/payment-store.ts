@@ -11,7 +11,7 @@
  * (readers check the status anyway) until stale entries outnumber live ones and the list is
  * compacted, O(1) amortised. A payment never enters the same status twice.
  */
-import type { PaymentStatus } from "../payouts-api/wire-types.js";
+
 import type { ListQuery } from "./pagination.js";
 import {
   type NewStoredPayment,
@@ -21,6 +21,7 @@ import {
   statusOf,
 } from "./payment-record.js";
 import { grown, SlotList } from "./string-table.js";
+import type { PaymentStatus } from "./wire.js";
 
 const NONE = -1;
 const EMPTY = new SlotList(0);

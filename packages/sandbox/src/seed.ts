@@ -3,9 +3,11 @@
  * account and owner data in response form (last four characters only), so no full bank, card or tax
  * identifier is ever written to a file.
  */
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { packageFile } from "../assets/index.js";
 import {
   Account,
   BeneficialOwner,
@@ -13,7 +15,7 @@ import {
   KNOWN_OPERATIONS,
   LimitationReason,
   Metadata,
-} from "../payouts-api/wire-types.js";
+} from "./wire.js";
 
 /** A limitation the seed imposes on top of what the sandbox derives (e.g. a risk restriction). */
 export const SeedRestriction = LimitationReason.extend({ operation: z.enum(KNOWN_OPERATIONS) });
@@ -78,9 +80,17 @@ export async function loadSeed(path: string): Promise<SandboxSeed> {
   return parseSeed(json, path);
 }
 
-/** A file under the package's `samples/`. */
+/**
+ * A seed under the repository's `samples/` (beside the sample sheets that pay its accounts), found by
+ * walking up from this module, so it works from `src/` under the tests and from the built `dist/`.
+ */
 export function samplePath(fileName: string): string {
-  return packageFile(`samples/${fileName}`);
+  const start = dirname(fileURLToPath(import.meta.url));
+  for (let dir = start; ; dir = dirname(dir)) {
+    const candidate = join(dir, "samples", fileName);
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) throw new Error(`samples/${fileName} not found above ${start}`);
+  }
 }
 
 export const DEFAULT_SEED_FILE = "sandbox-seed.json";

@@ -4,10 +4,10 @@
  * Random payments, clock steps (some backwards), status changes, metadata edits and random queries.
  */
 import { describe, expect, it } from "vitest";
-import { loadDefaultSeed, parseSeed, SandboxState } from "../../../src/sandbox/index.js";
-import { matchesCommonFilters, paginate, parseListQuery } from "../../../src/sandbox/pagination.js";
-import { createPayment, listPayments, updatePayment } from "../../../src/sandbox/payments.js";
-import type { StoredPayment } from "../../../src/sandbox/state.js";
+import { loadDefaultSeed, parseSeed, SandboxState } from "../src/index.js";
+import { matchesCommonFilters, paginate, parseListQuery } from "../src/pagination.js";
+import { createPayment, listPayments, updatePayment } from "../src/payments.js";
+import type { StoredPayment } from "../src/state.js";
 
 function prng(seed: number): () => number {
   let s = seed >>> 0;

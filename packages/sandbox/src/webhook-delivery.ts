@@ -4,10 +4,10 @@
  */
 import { createHmac } from "node:crypto";
 import { Agent, request } from "undici";
-import type { WebhookDelivery } from "../payouts-api/wire-types.js";
 import { type FaultConfig, SHUFFLE_MAX_DELAY_MS } from "./faults.js";
 import type { EmittedEvent, SandboxState } from "./state.js";
 import { SandboxTimers } from "./timers.js";
+import type { WebhookDelivery } from "./wire.js";
 
 export interface WebhookRetryConfig {
   /** Total attempts per delivery, the first included. */

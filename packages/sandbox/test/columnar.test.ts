@@ -4,8 +4,8 @@
  * their slot, and refuse ids this store never issued.
  */
 import { describe, expect, it } from "vitest";
-import { PaymentIds } from "../../../src/sandbox/payment-ids.js";
-import { SlotList, StringTable } from "../../../src/sandbox/string-table.js";
+import { PaymentIds } from "../src/payment-ids.js";
+import { SlotList, StringTable } from "../src/string-table.js";
 
 describe("StringTable", () => {
   it("interns each distinct string once and gives it back exactly, across growth", () => {

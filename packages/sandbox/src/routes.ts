@@ -6,7 +6,6 @@
  * segments wins.
  */
 import { z } from "zod";
-import { AccountLinkRequest, EVENT_TYPES, PaymentFailureReason } from "../payouts-api/wire-types.js";
 import { createAccount, deleteAccount, listAccounts, storedAccountOf, updateAccount } from "./accounts.js";
 import { checkSonar, entityFromHeader, resolveEntity } from "./auth.js";
 import {
@@ -33,6 +32,7 @@ import type { SandboxState } from "./state.js";
 import type { SandboxStats } from "./stats.js";
 import { deliveryEstimate, fastPaymentEligibilityTool, feeCalculator, fxQuote } from "./tools.js";
 import { deleteWebhook, getWebhook, patchWebhook } from "./webhook-endpoint.js";
+import { AccountLinkRequest, EVENT_TYPES, PaymentFailureReason } from "./wire.js";
 
 export const DEFAULT_SONAR_TTL_MS = 10 * 60 * 1000;
 const LINK_TTL_MS = 15 * 60 * 1000;
