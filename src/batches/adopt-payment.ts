@@ -141,6 +141,7 @@ export async function livePaymentOfAttempts(
       reference: row.instruction.reference,
       attempt,
       fileKey: batch.fileKey,
+      contentKey: row.instruction.contentKey,
     });
     const payment = (await ledger.payments.list({ externalId, limit: 1 })).data[0];
     if (

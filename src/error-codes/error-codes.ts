@@ -83,6 +83,7 @@ const SHEET_CHECKS: Record<string, Entry> = {
   ID_PRECISION_LOST: ["A long number was stored as a number and lost digits.", "Format the column as text in your spreadsheet and type the id again."],
   REFERENCE_INVALID: ["The reference has characters that are not allowed.", "Use letters, digits, - and _ only."],
   REFERENCE_TOO_LONG: ["The reference is too long.", "Use at most 255 characters."],
+  POSSIBLE_DUPLICATE: ["Another row pays the same payee the same amount from the same account (in this sheet, or in a batch of the last days); it is held so nothing is paid twice by mistake.", "Check the row it names. If both are meant to be paid, submit again with --allow-possible-duplicates (API: allowPossibleDuplicates, console: the \"pay possible duplicates\" box); otherwise remove the row."],
   REFERENCE_DUPLICATE: ["Two rows have the same reference.", "Give each row its own reference."],
   FROM_ACCOUNT_MISSING: ["The paying account is empty.", "Fill from_account with your account's acct_ id or its external id."],
   FROM_ACCOUNT_NOT_FOUND: ["The paying account does not exist.", "Correct from_account (acct_ id or external id)."],

@@ -263,6 +263,7 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
       reference: row.instruction.reference,
       attempt: row.attempt,
       fileKey: batch.fileKey,
+      contentKey: row.instruction.contentKey,
     });
     let metadata: Record<string, string>;
     try {
