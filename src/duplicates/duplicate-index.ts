@@ -71,14 +71,18 @@ export class DuplicateIndex implements DuplicateLookup {
    * Records a batch's rows (idempotent: the same row twice is one member); a batch older than the
    * window is not recorded. Returns the rows recorded.
    */
-  async record(batchId: string, submittedAt: string | number, rows: Iterable<IndexedRow>): Promise<number> {
+  async record(
+    batchId: string,
+    submittedAt: string | number,
+    rows: Iterable<IndexedRow> | AsyncIterable<IndexedRow>,
+  ): Promise<number> {
     const at = typeof submittedAt === "number" ? submittedAt : Date.parse(submittedAt);
     if (!Number.isFinite(at) || at <= this.now() - this.windowMs) return 0;
     const ttlSeconds = Math.ceil((at + this.windowMs + DAY_MS - this.now()) / 1000);
     let pipeline = this.options.redis.pipeline();
     let queued = 0;
     let recorded = 0;
-    for (const row of rows) {
+    for await (const row of rows) {
       recorded++;
       const key = this.keyOf(paymentKeyOf(row));
       const member: Member = [batchId, row.rowNumber, row.rowKey, row.reference ?? null];
