@@ -28,5 +28,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // Tests reuse the same sheets across batches; the cross-batch duplicate check is tested with its
+    // window set explicitly (test/integration/duplicates), so it is off by default here.
+    env: { PAYOUTS_DUPLICATE_WINDOW_DAYS: "0" },
   },
 });

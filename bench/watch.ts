@@ -84,7 +84,7 @@ async function main(): Promise<number> {
     for (let i = 1; i <= FILES; i++) {
       await writeFile(
         path.join(aside, `sheet-${i}.csv`),
-        `reference,from_account,to_account,amount,currency,delivery\n${run}-${i},ops-checking,vendor-ach,${(10 + (i % 50)).toFixed(2)},USD,standard-ach\n`,
+        `reference,from_account,to_account,amount,currency,delivery\n${run}-${i},ops-checking,vendor-ach,${(10 + i / 100).toFixed(2)},USD,standard-ach\n`,
       );
     }
     let ready = false;

@@ -164,7 +164,7 @@ const MISTAKE_ROWS: SampleRow[] = [
   row("MIS-024", "ops-checking", "vendor-ach", { csv: "#REF!", xlsx: { formula: "#REF!*2", result: { error: "#REF!" } } }, "USD", "standard-ach", "Formula pointing at a deleted sheet", "", "", "", "", ""),
   row("MIS-025", "ops-checking", "vendor-ach", num("100.00"), "USD", "express", "Unknown delivery option", "", "", "", "", ""),
   row("MIS-026", "ops-checking", "vendor-ach", num("100.00"), "US$", "standard-ach", "Not an ISO currency code", "", "", "", "", ""),
-  row("MIS-027", "ops-checking", "vendor-ach", num("100.00"), "USD", "standard-ach", "Valid row: the note below is shown as text", '=HYPERLINK("http://example.com/refund","Click for your refund")', "", "", "CC-410 Facilities", "M-027"),
+  row("MIS-027", "ops-checking", "vendor-ach", num("27.00"), "USD", "standard-ach", "Valid row: the note below is shown as text", '=HYPERLINK("http://example.com/refund","Click for your refund")', "", "", "CC-410 Facilities", "M-027"),
 ];
 
 function csvCells(r: SampleRow): string[] {

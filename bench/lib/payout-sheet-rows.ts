@@ -157,13 +157,21 @@ const USD_ROUTES = STANDARD_ROUTES.filter((r) => r.currencyCell === "USD" || r.c
 export function* benchPayoutRows(count: number, options: BenchRowOptions): Generator<BenchPayoutRow> {
   const random = mulberry32(options.seed ?? 0x5eed);
   const width = String(count).length;
+  const paid = new Set<number>();
   for (let i = 1; i <= count; i++) {
     const faster = options.fasterEvery > 0 && i % options.fasterEvery === 0;
     const routes = faster ? FASTER_ROUTES : options.usdOnly ? USD_ROUTES : STANDARD_ROUTES;
     const route = routes[Math.floor(random() * routes.length)] ?? STANDARD_ROUTES[0]!;
     // 1.00 .. 9,999.99 in major units (JPY 100 .. 999,999): inside every rail's limits of the sandbox.
     let amountMinor = 100 + Math.floor(random() * 999_900);
-    if (options.onlySettling && amountMinor % 100 === 77) amountMinor++;
+    // Each route pays each amount once: the same payment twice in a sheet is a possible duplicate.
+    const routeBase = (routes.indexOf(route) + (faster ? 100 : 0)) * 1_000_000;
+    for (;;) {
+      if (options.onlySettling && amountMinor % 100 === 77) amountMinor++;
+      if (!paid.has(routeBase + amountMinor)) break;
+      amountMinor = amountMinor >= 999_999 ? 100 : amountMinor + 1;
+    }
+    paid.add(routeBase + amountMinor);
     const serial = String(i).padStart(width, "0");
     yield {
       reference: `BENCH-${serial}`,

@@ -98,7 +98,7 @@ export function registerBatchRoutes(
       },
     },
     async (request, reply) => {
-      const { sheetId, onInvalid } = request.body;
+      const { sheetId, onInvalid, allowPossibleDuplicates } = request.body;
       const upload = await uploads.get(sheetId);
       if (!upload)
         throw new ApiError(404, "NOT_FOUND", `no uploaded sheet ${sheetId} (uploads are kept 30 days)`);
@@ -115,6 +115,7 @@ export function registerBatchRoutes(
           dataDir: ctx.dataDir,
           entityId: ctx.entityId,
           onInvalid,
+          allowPossibleDuplicates,
           reportPath: `${sheetPath}.submit-report.csv`,
           submittedBy: principalOf(request).name,
         });
@@ -130,11 +131,23 @@ export function registerBatchRoutes(
       if (outcome.kind !== "submitted") {
         await auditRequest(ctx.audit, request, "batch.submit", sheetId, "denied", { outcome: outcome.kind });
         if (outcome.kind === "invalid") {
+          const possibleDuplicates = outcome.summary.countsByCode.get("POSSIBLE_DUPLICATE") ?? 0;
           throw new ApiError(
             422,
             "ROWS_INVALID",
-            `${outcome.summary.invalidRows} of ${outcome.summary.rows} rows are invalid; fix them, or submit with onInvalid "skip"`,
-            { invalidRows: outcome.summary.invalidRows, rows: outcome.summary.rows },
+            `${outcome.summary.invalidRows} of ${outcome.summary.rows} rows are invalid; fix them, or submit with onInvalid "skip"` +
+              (possibleDuplicates > 0
+                ? `; ${possibleDuplicates} are possible duplicates: if they are meant to be paid, submit with allowPossibleDuplicates`
+                : ""),
+            {
+              invalidRows: outcome.summary.invalidRows,
+              rows: outcome.summary.rows,
+              possibleDuplicates,
+              problems: outcome.summary.problems
+                .filter((p) => p.code === "POSSIBLE_DUPLICATE")
+                .slice(0, 20)
+                .map((p) => ({ row: p.row, message: p.message })),
+            },
           );
         }
         throw new ApiError(422, "NOTHING_TO_PAY", "the sheet has no valid row to pay");
@@ -151,6 +164,7 @@ export function registerBatchRoutes(
         sheetId,
         onInvalid,
         rows: outcome.summary.validRows,
+        ...(allowPossibleDuplicates ? { possibleDuplicatesConfirmed: outcome.possibleDuplicates } : {}),
       });
       const p = await store.progress(outcome.batchId);
       const state = outcome.awaitingApproval

@@ -255,6 +255,12 @@ export const SubmitBody = z.object({
     .enum(["reject", "skip"])
     .default("reject")
     .describe("`reject`: nothing is paid if a row is invalid; `skip`: pay the valid rows."),
+  allowPossibleDuplicates: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Pay rows flagged `POSSIBLE_DUPLICATE` (the same payee, amount and paying account as another row of the sheet or of a recent batch). Recorded in the audit trail as `batch.duplicates-confirmed`.",
+    ),
 });
 
 export const RetryBody = z

@@ -5,7 +5,12 @@
  */
 import type { PayoutsClient } from "../payouts-api/index.js";
 import type { Payment } from "../payouts-api/wire-types.js";
-import { externalIdFor, idempotencyKeyFor, metadataNamesRow } from "../row-identity/index.js";
+import {
+  externalIdFor,
+  idempotencyKeyFor,
+  metadataNamesRow,
+  rowMetadataValue,
+} from "../row-identity/index.js";
 import type { BatchStore, RowChangeResult } from "./batch-store.js";
 import { normalisedPaymentTime } from "./row-fields.js";
 import { rowStateForPayment } from "./row-state.js";
@@ -39,6 +44,59 @@ export async function adoptPayment(
  * is never retried: a new attempt would pay that invoice again under `<reference>-r<n>`.
  */
 export const REFERENCE_REUSED = "REFERENCE_REUSED";
+
+/**
+ * The code of an answer (a create's 201, a replayed response, a look-up by `externalId`) that names a
+ * payment other than the one sent for the row: it is never recorded on the row.
+ */
+export const ANSWER_MISMATCH = "ANSWER_MISMATCH";
+
+/** What was sent for a row's attempt: what an answer must name to be the row's own payment. */
+export interface SentPayment {
+  externalId: string;
+  batchId: string;
+  rowKey: string;
+  attempt: number;
+  amount: number;
+  currency: string;
+  originatingAccountId: string;
+  receivingAccountId: string;
+}
+
+/**
+ * The fields in which a payment differs from what was sent for the row (empty: it is the row's own).
+ * A service that answers with someone else's payment (a proxy's cache, a replay under a colliding
+ * key) must not make two rows share one payment while the real one is recorded nowhere.
+ */
+export function answerMismatches(payment: Payment, sent: SentPayment): string[] {
+  const metadata = payment.metadata ?? {};
+  const checks: [string, unknown, unknown][] = [
+    ["externalId", payment.externalId, sent.externalId],
+    ["metadata.payouts_batch", metadata.payouts_batch, sent.batchId],
+    ["metadata.payouts_row", metadata.payouts_row, rowMetadataValue(sent.rowKey)],
+    ["metadata.payouts_attempt", metadata.payouts_attempt, String(sent.attempt)],
+    ["amount", payment.amount, sent.amount],
+    ["currency", payment.currency?.toUpperCase(), sent.currency.toUpperCase()],
+    ["originatingAccountId", payment.originatingAccountId, sent.originatingAccountId],
+    ["receivingAccountId", payment.receivingAccountId, sent.receivingAccountId],
+  ];
+  return checks
+    .filter(([, got, want]) => got !== want)
+    .map(([field, got, want]) => `${field} ${JSON.stringify(got ?? null)} (sent ${JSON.stringify(want)})`);
+}
+
+/** An answer that is not the row's payment: the outcome of the send is unknown until the ledger says. */
+export class AnswerMismatchError extends Error {
+  override readonly name = "AnswerMismatchError";
+  readonly code = ANSWER_MISMATCH;
+  constructor(
+    readonly paymentId: string,
+    readonly mismatches: readonly string[],
+    readonly answer: string,
+  ) {
+    super(`${answer} named payment ${paymentId}, which is not this row's: ${mismatches.join(", ")}`);
+  }
+}
 
 /** The message of a row rejected because its reference already paid something else. */
 export function referenceReusedMessage(externalId: string, payment: Payment): string {
@@ -83,9 +141,14 @@ export async function livePaymentOfAttempts(
       reference: row.instruction.reference,
       attempt,
       fileKey: batch.fileKey,
+      contentKey: row.instruction.contentKey,
     });
     const payment = (await ledger.payments.list({ externalId, limit: 1 })).data[0];
-    if (payment && metadataNamesRow(payment.metadata, batch.id, row.rowKey) && isLivePayment(payment)) {
+    if (
+      payment?.externalId === externalId &&
+      metadataNamesRow(payment.metadata, batch.id, row.rowKey) &&
+      isLivePayment(payment)
+    ) {
       return payment;
     }
   }

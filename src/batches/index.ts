@@ -1,11 +1,15 @@
 /** Public face of batches: the Redis records of batches and rows, submission and recovery. */
 export {
+  ANSWER_MISMATCH,
+  AnswerMismatchError,
   adoptPayment,
+  answerMismatches,
   isLivePayment,
   livePaymentOfAttempts,
   REFERENCE_REUSED,
   referenceReusedMessage,
   rowIdempotencyKey,
+  type SentPayment,
 } from "./adopt-payment.js";
 export {
   BatchFeeder,

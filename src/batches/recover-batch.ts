@@ -95,6 +95,7 @@ export async function recoverBatch(options: RecoverBatchOptions): Promise<Recove
       reference: row.instruction.reference,
       attempt: row.attempt,
       fileKey: meta.fileKey,
+      contentKey: row.instruction.contentKey,
     });
     const payment = paymentOfRow(byRow.get(rowMetadataValue(row.rowKey)) ?? [], externalId);
     if (payment) {
@@ -115,6 +116,7 @@ export async function recoverBatch(options: RecoverBatchOptions): Promise<Recove
           reference: row.instruction.reference,
           attempt: row.attempt,
           fileKey: meta.fileKey,
+          contentKey: row.instruction.contentKey,
         });
         const page = await client.payments.list({ externalId, limit: 1 });
         const payment = page.data[0];

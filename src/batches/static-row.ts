@@ -7,7 +7,7 @@
  *
  *   [rowNumber, reference, originatingAccountId, receivingAccountId, amount, currency,
  *    deliveryPreference, deliveryResolvedFromBlank (0|1), payerMemo, recipientNote, purpose,
- *    attachment, metadata, source]   (absent values as null)
+ *    attachment, metadata, source, contentKey]   (absent values as null; contentKey only when set)
  *
  * The source cells, when the batch's column keys (`SheetLayout.keys`) are given and name every cell
  * of the row, are a positional array in that order instead of an object repeating every column name
@@ -41,6 +41,7 @@ type Encoded = [
   PayoutInstruction["attachment"] | null,
   Record<string, string>,
   SourceValues | PositionalCell[] | null,
+  string?,
 ];
 
 /** The instruction's strings a source cell may point at instead of repeating them, in a fixed order. */
@@ -123,6 +124,7 @@ export function encodeStaticRow(row: StaticRow, sourceKeys?: readonly string[]):
     i.metadata,
     positional ?? row.source ?? null,
   ];
+  if (i.contentKey !== undefined) encoded.push(i.contentKey);
   return JSON.stringify(encoded);
 }
 
@@ -131,7 +133,7 @@ export function decodeStaticRow(rowKey: string, text: string, sourceKeys?: reado
   const parsed = JSON.parse(text) as Encoded;
   if (!Array.isArray(parsed)) throw new Error(`static row record of ${rowKey} is not in this layout's form`);
   const [rowNumber, reference, from, to, amount, currency, delivery, blank, memo, note, purpose] = parsed;
-  const [attachment, metadata, cells] = [parsed[11], parsed[12], parsed[13]];
+  const [attachment, metadata, cells, contentKey] = [parsed[11], parsed[12], parsed[13], parsed[14]];
   const instruction: PayoutInstruction = {
     rowNumber,
     rowKey,
@@ -147,6 +149,7 @@ export function decodeStaticRow(rowKey: string, text: string, sourceKeys?: reado
     purpose: purpose ?? undefined,
     attachment: attachment ?? undefined,
     metadata,
+    ...(contentKey === undefined ? {} : { contentKey }),
   };
   const source = Array.isArray(cells)
     ? sourceFromPositional(cells, sourceKeys, sharedStrings(instruction))

@@ -40,6 +40,12 @@ const intFrom = (min: number, max: number) => z.coerce.number().int().min(min).m
 /** How long finished batches are watched for returns by default: the longest ACH return window. */
 export const DEFAULT_RETURN_WATCH_DAYS = 60;
 const FeedWindow = intFrom(1, 1_000_000);
+/**
+ * How many days back a row paying the same payee the same amount from the same account as a row of an
+ * earlier batch is a possible duplicate (docs/design.md §3.13); 0 checks only within the sheet.
+ */
+export const DEFAULT_DUPLICATE_WINDOW_DAYS = 30;
+const DuplicateWindowDays = intFrom(0, 3650);
 
 const EnvSchema = z.object({
   PAYOUTS_API_URL: url("PAYOUTS_API_URL").optional(),
@@ -73,6 +79,8 @@ const EnvSchema = z.object({
    * whose FEED_WINDOW is the default). Read where the queue is opened: {@link loadFeedWindow}.
    */
   PAYOUTS_FEED_WINDOW: FeedWindow.optional(),
+  /** Read where a sheet is validated for submission: {@link loadDuplicateWindowDays}. */
+  PAYOUTS_DUPLICATE_WINDOW_DAYS: DuplicateWindowDays.optional(),
   /** The watched folder's quiet period and concurrency (defaults and why: src/watch). */
   WATCH_STABLE_MS: intFrom(100, 86_400_000).optional(),
   WATCH_CONCURRENCY: intFrom(1, 256).optional(),
@@ -238,6 +246,23 @@ export function loadFeedWindow(env: NodeJS.ProcessEnv = process.env): number | u
   if (!parsed.success) {
     throw new ConfigError(
       `Invalid environment:\n  PAYOUTS_FEED_WINDOW: must be a whole number from 1 to 1000000 (got "${text}")`,
+    );
+  }
+  return parsed.data;
+}
+
+/**
+ * PAYOUTS_DUPLICATE_WINDOW_DAYS, else {@link DEFAULT_DUPLICATE_WINDOW_DAYS}: read by every path that
+ * validates a sheet for submission (src/submission), so the CLI, the API, the console and the watched
+ * folder flag the same possible duplicates.
+ */
+export function loadDuplicateWindowDays(env: NodeJS.ProcessEnv = process.env): number {
+  const text = env.PAYOUTS_DUPLICATE_WINDOW_DAYS?.trim();
+  if (!text) return DEFAULT_DUPLICATE_WINDOW_DAYS;
+  const parsed = DuplicateWindowDays.safeParse(text);
+  if (!parsed.success) {
+    throw new ConfigError(
+      `Invalid environment:\n  PAYOUTS_DUPLICATE_WINDOW_DAYS: must be a whole number of days from 0 to 3650 (got "${text}")`,
     );
   }
   return parsed.data;

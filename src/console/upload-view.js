@@ -314,6 +314,7 @@ function actions(u) {
       },
       "Submit (nothing is paid if a row is invalid)",
     ),
+    possibleDuplicatesBox(u),
     el(
       "button",
       {
@@ -327,19 +328,47 @@ function actions(u) {
   );
 }
 
+/**
+ * The operator's confirmation that rows flagged POSSIBLE_DUPLICATE are meant to be paid (sent as
+ * allowPossibleDuplicates; the server validates again and records the confirmation in the audit trail).
+ * Checked, it lets the sheet be submitted whole even though those rows show as invalid here.
+ */
+function possibleDuplicatesBox(u) {
+  const box = el("input", {
+    type: "checkbox",
+    id: "allow-possible-duplicates",
+    onchange: () => {
+      $("submit-reject").disabled = (u.invalidRows > 0 && !box.checked) || u.validRows + u.invalidRows === 0;
+    },
+  });
+  return el(
+    "label",
+    { for: "allow-possible-duplicates" },
+    box,
+    " Pay possible duplicates too (the same payee and amount as another row or a recent batch): I checked them",
+  );
+}
+
 async function submit(u, onInvalid, totals) {
+  const allowPossibleDuplicates = $("allow-possible-duplicates")?.checked === true;
   const ok = await confirmDialog({
     title: "Submit this sheet?",
     lines: [
       `${count(u.validRows)} rows paying ${totals} from ${u.fileName}.`,
       onInvalid === "skip" && u.invalidRows ? `${count(u.invalidRows)} invalid rows are left out.` : "",
       u.editedRows ? `The sheet is submitted with your ${count(u.editedRows)} corrected row(s).` : "",
+      allowPossibleDuplicates
+        ? "Rows flagged as possible duplicates are paid too (recorded in the audit trail)."
+        : "",
     ].filter(Boolean),
     confirm: "Submit",
   });
   if (!ok) return;
   try {
-    const batch = await api("/api/v1/batches", { method: "POST", json: { sheetId: u.id, onInvalid } });
+    const batch = await api("/api/v1/batches", {
+      method: "POST",
+      json: { sheetId: u.id, onInvalid, allowPossibleDuplicates },
+    });
     go(href(["batches", batch.id]));
     say(
       batch.state === "awaiting-approval"

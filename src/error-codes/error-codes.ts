@@ -62,6 +62,7 @@ const SERVICE: Record<string, Entry> = {
 const ROW_OUTCOMES: Record<string, Entry> = {
   PAYMENT_FAILED: ["The payee's bank did not accept the payment (the service reports it failed).", "Check the payee's bank details; correct the payee or amount and retry the row."],
   PAYMENT_CANCELED: ["The payment was canceled at the service before it was paid.", "Retry the row if it should still be paid."],
+  ANSWER_MISMATCH: ["The service answered with a payment that is not this row's (another reference, row, amount or account); it was not recorded.", "Nothing to do while the row is resolved against the ledger; if it ends in error, look the row's reference up at the service before retrying."],
   REFERENCE_REUSED: ["This reference already paid another payout (an earlier batch or another system).", "Nothing was paid for this row. If it is a new payout, give it a new reference in a new sheet."],
   APPROVAL_REJECTED: ["An approver rejected the batch, so no row was paid.", "Read the approver's reason, fix the sheet and submit it again for approval."],
   APPROVAL_EXPIRED: ["Nobody approved the batch in time, so no row was paid.", "Submit the sheet again and ask an approver to decide."],
@@ -82,6 +83,7 @@ const SHEET_CHECKS: Record<string, Entry> = {
   ID_PRECISION_LOST: ["A long number was stored as a number and lost digits.", "Format the column as text in your spreadsheet and type the id again."],
   REFERENCE_INVALID: ["The reference has characters that are not allowed.", "Use letters, digits, - and _ only."],
   REFERENCE_TOO_LONG: ["The reference is too long.", "Use at most 255 characters."],
+  POSSIBLE_DUPLICATE: ["Another row pays the same payee the same amount from the same account (in this sheet, or in a batch of the last days); it is held so nothing is paid twice by mistake.", "Check the row it names. If both are meant to be paid, submit again with --allow-possible-duplicates (API: allowPossibleDuplicates, console: the \"pay possible duplicates\" box); otherwise remove the row."],
   REFERENCE_DUPLICATE: ["Two rows have the same reference.", "Give each row its own reference."],
   FROM_ACCOUNT_MISSING: ["The paying account is empty.", "Fill from_account with your account's acct_ id or its external id."],
   FROM_ACCOUNT_NOT_FOUND: ["The paying account does not exist.", "Correct from_account (acct_ id or external id)."],

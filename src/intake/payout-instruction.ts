@@ -32,6 +32,11 @@ export interface PayoutInstruction {
   attachment: { kind: "id"; id: string } | { kind: "file"; path: string } | undefined;
   /** The sheet's own `metadata.<key>` columns (non-blank values only). */
   metadata: Record<string, string>;
+  /**
+   * A row without a reference: its identity from its content and occurrence (row-identity's
+   * contentKeyFor), set when the sheet is validated; the base of its payment's `externalId`.
+   */
+  contentKey?: string | undefined;
 }
 
 /** Metadata keys the pipeline adds to every payment; sheet metadata columns may not use them. */

@@ -24,6 +24,8 @@ export const PROBLEM_CODES = [
   "REFERENCE_INVALID",
   "REFERENCE_TOO_LONG",
   "REFERENCE_DUPLICATE",
+  // the same payment twice (in the sheet, or within the window of an earlier batch)
+  "POSSIBLE_DUPLICATE",
   // accounts
   "FROM_ACCOUNT_MISSING",
   "FROM_ACCOUNT_NOT_FOUND",

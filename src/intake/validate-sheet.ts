@@ -6,6 +6,14 @@
  */
 import path from "node:path";
 import pLimit from "p-limit";
+import { FirstUseIndex } from "../duplicates/first-use-index.js";
+import {
+  type DuplicateLookup,
+  type DuplicateMatch,
+  paymentKeyOf,
+  possibleDuplicateMessage,
+  SheetDuplicates,
+} from "../duplicates/index.js";
 import type { FastPaymentEligibility, FastPaymentEligibilityRequest } from "../payouts-api/wire-types.js";
 import { type OpenSheetOptions, openSheet, type SheetHeader, type SheetRow } from "../sheets/index.js";
 import { type AttachmentVerdict, checkAttachmentFile } from "./attachment-file.js";
@@ -13,7 +21,6 @@ import { checkHeader, checkRow, type RowCheck } from "./check-row.js";
 import { fetchLiveContext, type LiveContext, type LiveDataSource } from "./live-context.js";
 import type { PayoutInstruction } from "./payout-instruction.js";
 import { type Problem, type ProblemCode, problem } from "./problems.js";
-import { ReferenceIndex } from "./reference-index.js";
 
 /** The part of the API client validation uses. */
 export interface IntakeApi extends LiveDataSource {
@@ -25,6 +32,11 @@ export interface ValidatedRow {
   problems: Problem[];
   /** Present when the row is valid. */
   instruction?: PayoutInstruction;
+  /**
+   * POSSIBLE_DUPLICATE findings the operator confirmed (`duplicates.allow`): the row stays valid and
+   * is paid; the submission records them in the audit trail.
+   */
+  possibleDuplicates?: Problem[];
 }
 
 export interface SheetValidation {
@@ -47,6 +59,12 @@ export interface ValidateOptions extends OpenSheetOptions {
   chunkSize?: number;
   /** Concurrent calls to the eligibility tool and the file system. Default 8. */
   concurrency?: number;
+  /**
+   * Possible duplicates (docs/design.md §3.13): the same payment twice in the sheet is always a
+   * problem; `index` adds the rows of earlier batches within the window. With `allow` (the operator
+   * confirmed them) they are not problems but kept on the row as `possibleDuplicates`.
+   */
+  duplicates?: { index?: DuplicateLookup | undefined; allow?: boolean | undefined };
 }
 
 /** Opens and validates a sheet. Throws SheetReadError when the file cannot be read at all. */
@@ -58,15 +76,23 @@ export async function validateSheet(sheetPath: string, options: ValidateOptions)
     sheetPath,
     header: opened.header,
     sheetProblems,
-    rows: validateRows(opened.rows, {
-      header: opened.header,
-      live,
-      api: options.api,
-      sheetDir: path.dirname(path.resolve(sheetPath)),
-      sheetInvalid: sheetProblems.length > 0,
-      chunkSize: options.chunkSize ?? 256,
-      concurrency: options.concurrency ?? 8,
-    }),
+    rows: flagPossibleDuplicates(
+      validateRows(opened.rows, {
+        header: opened.header,
+        live,
+        api: options.api,
+        sheetDir: path.dirname(path.resolve(sheetPath)),
+        sheetInvalid: sheetProblems.length > 0,
+        chunkSize: options.chunkSize ?? 256,
+        concurrency: options.concurrency ?? 8,
+      }),
+      {
+        column: columnTitle(opened.header, "amount"),
+        index: options.duplicates?.index,
+        allow: options.duplicates?.allow === true,
+        chunkSize: options.chunkSize ?? 256,
+      },
+    ),
   };
 }
 
@@ -81,7 +107,7 @@ interface RowsContext {
 }
 
 async function* validateRows(rows: AsyncIterable<SheetRow>, ctx: RowsContext): AsyncGenerator<ValidatedRow> {
-  const firstRowOfReference = new ReferenceIndex();
+  const firstRowOfReference = new FirstUseIndex();
   const limit = pLimit(ctx.concurrency);
   const attachmentChecks = new Map<string, Promise<AttachmentVerdict>>();
   const referenceKey = ctx.header.columns.find((c) => c.canonical === "reference")?.key;
@@ -191,6 +217,62 @@ async function finishRowWithIo(
       );
   }
   return finishRow(row, problems, instruction, ctx);
+}
+
+/**
+ * The last pass over the valid rows, in sheet order: each row without a reference gets its content key,
+ * and a row that pays what an earlier row of the sheet (or, through `index`, of a recent batch) pays is
+ * a possible duplicate. The cross-batch look-ups go a chunk of rows at a time.
+ */
+async function* flagPossibleDuplicates(
+  rows: AsyncIterable<ValidatedRow>,
+  ctx: { column: string; index: DuplicateLookup | undefined; allow: boolean; chunkSize: number },
+): AsyncGenerator<ValidatedRow> {
+  const sheet = new SheetDuplicates();
+  let chunk: { validated: ValidatedRow; earlier: DuplicateMatch | undefined }[] = [];
+  const flush = async function* (): AsyncGenerator<ValidatedRow> {
+    const waiting = chunk;
+    chunk = [];
+    const keys = new Set<string>();
+    for (const { validated } of waiting)
+      if (validated.instruction) keys.add(paymentKeyOf(validated.instruction));
+    const earlierBatches = ctx.index && keys.size > 0 ? await ctx.index.find([...keys]) : undefined;
+    for (const { validated, earlier } of waiting) {
+      const instruction = validated.instruction;
+      if (!instruction) {
+        yield validated;
+        continue;
+      }
+      const matches = [
+        ...(earlier ? [earlier] : []),
+        ...(earlierBatches?.get(paymentKeyOf(instruction)) ?? []),
+      ];
+      if (matches.length === 0) {
+        yield validated;
+        continue;
+      }
+      const found = problem(
+        validated.row.rowNumber,
+        ctx.column,
+        "POSSIBLE_DUPLICATE",
+        possibleDuplicateMessage(instruction, matches),
+      );
+      yield ctx.allow
+        ? { ...validated, possibleDuplicates: [found] }
+        : { row: validated.row, problems: [...validated.problems, found] };
+    }
+  };
+  for await (const validated of rows) {
+    let earlier: DuplicateMatch | undefined;
+    if (validated.instruction) {
+      const seen = sheet.check(validated.instruction);
+      if (seen.contentKey) validated.instruction = { ...validated.instruction, contentKey: seen.contentKey };
+      earlier = seen.earlier;
+    }
+    chunk.push({ validated, earlier });
+    if (!ctx.index || chunk.length >= ctx.chunkSize) yield* flush();
+  }
+  yield* flush();
 }
 
 function referenceText(row: SheetRow, referenceKey: string | undefined): string | undefined {

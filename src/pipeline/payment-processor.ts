@@ -26,7 +26,9 @@
  * Which failure is which is decided in one place: `classifyFailure` in payouts-api/retry-policy.ts.
  */
 import {
+  AnswerMismatchError,
   adoptPayment,
+  answerMismatches,
   type BatchRecord,
   type BatchStore,
   isTerminalRowState,
@@ -35,6 +37,7 @@ import {
   type RowRecord,
   referenceReusedMessage,
   type SendFenceOutcome,
+  type SentPayment,
   type StoredFxQuote,
 } from "../batches/index.js";
 import { PayoutsError } from "../errors/index.js";
@@ -118,7 +121,11 @@ export interface PaymentProcessorOptions {
    * paused process would). Never set in production.
    */
   beforeSend?: (row: RowRecord) => Promise<void>;
-  logger?: { warn(obj: object, msg?: string): void; debug?(obj: object, msg?: string): void };
+  logger?: {
+    warn(obj: object, msg?: string): void;
+    error?(obj: object, msg?: string): void;
+    debug?(obj: object, msg?: string): void;
+  };
 }
 
 /** Conditional writes lost to another run before this one re-reads the row and gives up the try. */
@@ -160,18 +167,84 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
     return batch;
   }
 
-  async function findByExternalId(externalId: string): Promise<Payment | undefined> {
-    const page = await client.payments.list({ externalId, limit: 1 });
-    return page.data[0];
+  /** The ledger's payment under `externalId`; a list answer naming another externalId is not it. */
+  async function findByExternalId(ctx: RunContext): Promise<Payment | undefined> {
+    const page = await client.payments.list({ externalId: ctx.externalId, limit: 1 });
+    const payment = page.data[0];
+    if (payment && payment.externalId !== ctx.externalId) {
+      logMismatch(
+        ctx,
+        new AnswerMismatchError(
+          payment.id,
+          answerMismatches(payment, sentOf(ctx)),
+          "a look-up by externalId",
+        ),
+      );
+      return undefined;
+    }
+    return payment;
   }
 
-  /** Our payment (the metadata names this batch and row) is adopted; anyone else's rejects the row. */
+  function sentOf(ctx: RunContext): SentPayment {
+    const i = ctx.row.instruction;
+    return {
+      externalId: ctx.externalId,
+      batchId: ctx.row.batchId,
+      rowKey: ctx.row.rowKey,
+      attempt: ctx.row.attempt,
+      amount: i.amount,
+      currency: i.currency,
+      originatingAccountId: i.originatingAccountId,
+      receivingAccountId: i.receivingAccountId,
+    };
+  }
+
+  function logMismatch(ctx: RunContext, err: AnswerMismatchError): void {
+    const fields = { err, batchId: ctx.row.batchId, rowKey: ctx.row.rowKey, externalId: ctx.externalId };
+    const message = "the service's answer names another payment than the row's: not adopted";
+    if (options.logger?.error) options.logger.error(fields, message);
+    else options.logger?.warn(fields, message);
+  }
+
+  /**
+   * Our payment (the metadata names this batch and row, and it is what was sent) is adopted; anyone
+   * else's under our externalId rejects the row; one that names the row but differs from what was
+   * sent is never recorded: the row ends `error` for an operator to look at.
+   */
   async function adoptOrReject(ctx: RunContext, payment: Payment): Promise<ProcessResult> {
-    if (metadataNamesRow(payment.metadata, ctx.row.batchId, ctx.row.rowKey)) {
-      await adoptPayment(store, ctx.row, payment, "adopted our earlier payment");
-      return { outcome: "paid", paymentId: payment.id, how: "adopted" };
+    if (!metadataNamesRow(payment.metadata, ctx.row.batchId, ctx.row.rowKey)) {
+      throw new RowOutcomeError(REFERENCE_REUSED, referenceReusedMessage(ctx.externalId, payment));
     }
-    throw new RowOutcomeError(REFERENCE_REUSED, referenceReusedMessage(ctx.externalId, payment));
+    const mismatches = answerMismatches(payment, sentOf(ctx));
+    if (mismatches.length > 0) {
+      const err = new AnswerMismatchError(
+        payment.id,
+        mismatches,
+        "the ledger's payment under this row's externalId",
+      );
+      logMismatch(ctx, err);
+      throw new RowOutcomeError(err.code, err.message, "error");
+    }
+    await adoptPayment(store, ctx.row, payment, "adopted our earlier payment");
+    return { outcome: "paid", paymentId: payment.id, how: "adopted" };
+  }
+
+  /**
+   * A create's answer is recorded only when it is the payment that was sent. Any other answer leaves
+   * the outcome unknown: the ledger is asked by externalId, and while it shows nothing the job is
+   * retried under the same key (the service replays the same create, never a second payment).
+   */
+  async function adoptAnswer(ctx: RunContext, payment: Payment): Promise<ProcessResult> {
+    const mismatches = answerMismatches(payment, sentOf(ctx));
+    if (mismatches.length === 0) {
+      await adoptPayment(store, ctx.row, payment, "payment created");
+      return { outcome: "paid", paymentId: payment.id, how: "created" };
+    }
+    const err = new AnswerMismatchError(payment.id, mismatches, "the answer to the create");
+    logMismatch(ctx, err);
+    const ours = await findByExternalId(ctx);
+    if (ours) return adoptOrReject(ctx, ours);
+    throw err;
   }
 
   /** Step 1: the row and its batch, or why this job has nothing to do. */
@@ -195,6 +268,7 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
       reference: row.instruction.reference,
       attempt: row.attempt,
       fileKey: batch.fileKey,
+      contentKey: row.instruction.contentKey,
     });
     let metadata: Record<string, string>;
     try {
@@ -374,30 +448,31 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
     key: string,
     fenceSend: () => Promise<void>,
   ): Promise<ProcessResult | { requote: PayoutsApiError }> {
-    let refusal: PayoutsApiError;
+    let refusal: PayoutsApiError | undefined;
+    let payment: Payment | undefined;
     try {
-      const payment = await client.payments.create(body, { idempotencyKey: key, beforeTry: fenceSend });
-      await adoptPayment(store, ctx.row, payment, "payment created");
-      return { outcome: "paid", paymentId: payment.id, how: "created" };
+      payment = await client.payments.create(body, { idempotencyKey: key, beforeTry: fenceSend });
     } catch (err) {
       if (!(err instanceof PayoutsApiError)) throw err;
       if (err.code === "DUPLICATE_EXTERNAL_ID") {
-        const existing = await findByExternalId(ctx.externalId);
+        const existing = await findByExternalId(ctx);
         if (!existing) throw err; // the service says it exists; look again on the next try
         return adoptOrReject(ctx, existing);
       }
       if (err.code === "INVALID_RESPONSE") {
         // A 2xx we could not read: the payment may exist. Adopt it if it does, else retry.
-        const existing = await findByExternalId(ctx.externalId);
+        const existing = await findByExternalId(ctx);
         if (existing) return adoptOrReject(ctx, existing);
         throw err;
       }
       if (err.code !== "FX_QUOTE_INVALID" && err.code !== "IDEMPOTENCY_KEY_REUSED") throw err;
       refusal = err;
     }
+    if (payment !== undefined) return adoptAnswer(ctx, payment);
+    if (refusal === undefined) throw new Error("a create ended with neither an answer nor a refusal");
     // The key's body was refused for good. A payment under an older key may still exist (its
     // response lost): only when the ledger shows none may a new key (and quote) be used.
-    const existing = await findByExternalId(ctx.externalId);
+    const existing = await findByExternalId(ctx);
     if (existing) return adoptOrReject(ctx, existing);
     if (ctx.row.requoteGeneration + 1 > maxGenerations)
       throw new RowOutcomeError(refusal.code, refusal.message);
@@ -464,7 +539,12 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
     row: Pick<RowRecord, "batchId" | "rowKey" | "attempt">,
     err: unknown,
   ): Promise<void> {
-    const code = err instanceof PayoutsApiError ? err.code : err instanceof Error ? err.name : "ERROR";
+    const code =
+      err instanceof PayoutsApiError || err instanceof AnswerMismatchError
+        ? err.code
+        : err instanceof Error
+          ? err.name
+          : "ERROR";
     const message = err instanceof Error ? err.message : String(err);
     await store.changeRow(row.batchId, row.rowKey, {
       expectedAttempt: row.attempt,

@@ -84,12 +84,17 @@ export async function startAttempt(input: StartAttemptInput): Promise<AttemptSta
       return { kind: "adopted", paymentId: paid.id, state: rowStateForPayment(paid.status) };
     }
   }
-  const result = input.correction
+  // A row's identity is fixed: a corrected row keeps the content key its first attempt was sent under.
+  const correction = input.correction && {
+    ...input.correction,
+    instruction: { ...input.correction.instruction, contentKey: row.instruction.contentKey },
+  };
+  const result = correction
     ? await store.startNewAttemptWithCorrection(
         batch.id,
         row.rowKey,
         row.attempt,
-        input.correction,
+        correction,
         input.note,
         now(),
       )
@@ -102,9 +107,9 @@ export async function startAttempt(input: StartAttemptInput): Promise<AttemptSta
   // A finished batch runs again: the sweep must look at this row, and the batch finish anew.
   await store.reopenBatch(batch.id);
   const attempt = result.attempt ?? row.attempt + 1;
-  const instruction = input.correction?.instruction ?? row.instruction;
-  if (input.correction && batch.archivePath) {
-    await appendCorrection(batch.archivePath, { ...input.correction, attempt });
+  const instruction = correction?.instruction ?? row.instruction;
+  if (correction && batch.archivePath) {
+    await appendCorrection(batch.archivePath, { ...correction, attempt });
   }
   return {
     kind: "started",
@@ -115,6 +120,7 @@ export async function startAttempt(input: StartAttemptInput): Promise<AttemptSta
       reference: instruction.reference,
       attempt,
       fileKey: batch.fileKey,
+      contentKey: instruction.contentKey,
     }),
   };
 }

@@ -4,6 +4,7 @@ export {
   attachmentKeyFor,
   BATCH_ID_PATTERN,
   BATCH_ID_SOURCE,
+  contentKeyFor,
   externalIdFor,
   fileKeyFor,
   idempotencyKeyFor,
@@ -11,6 +12,7 @@ export {
   metadataNamesRow,
   PAYOUTS_KEY_NAMESPACE,
   paymentMetadataFor,
+  type RowContent,
   type RowIdentity,
   rowMetadataValue,
 } from "./row-identity.js";

@@ -4,10 +4,11 @@
  * - the `Idempotency-Key`: UUID v5 over (entity, batch, row key, attempt[, requote generation]); it makes
  *   transport retries safe for 24 hours;
  * - the payment `externalId`: the row's `reference` on attempt 1, `<reference>-r<attempt>` after an
- *   operator retry; for a row without a reference `<fileKey>-row<rowNumber>`, where the file key is
- *   taken from the sheet's content (so a second batch of the same file cannot pay the row again),
- *   or `<batchId>-row<rowNumber>` for a batch recorded without a file key; unique
- *   per partner forever, so it is the guard that outlives the key;
+ *   operator retry; for a row without a reference its content key ({@link contentKeyFor}: what the
+ *   row pays, normalised, and its occurrence among identical rows), so a re-saved or re-encoded copy
+ *   of a paid sheet cannot pay the row again; rows recorded before content keys keep
+ *   `<fileKey>-row<rowNumber>` or `<batchId>-row<rowNumber>`; unique per partner forever, so it is
+ *   the guard that outlives the key;
  * - the payment metadata: the sheet's `metadata.<key>` columns plus `payouts_batch`, `payouts_row`,
  *   `payouts_attempt`, which let the batch be rebuilt from the ledger (docs/design.md §3.3).
  */
@@ -41,6 +42,62 @@ export interface RowIdentity {
   attempt: number;
   /** The batch's file key ({@link fileKeyFor}); absent for batches recorded before file keys. */
   fileKey?: string | undefined;
+  /** A row without a reference: its content key ({@link contentKeyFor}); absent for rows recorded before. */
+  contentKey?: string | undefined;
+}
+
+/**
+ * What a row pays, as its content key sees it: resolved `acct_` ids (a sheet may name an account by
+ * its externalId), the amount in minor units, the currency upper case, the delivery preference as
+ * resolved, the texts trimmed, an attachment by its `att_` id or its file's name (not its folder),
+ * metadata sorted by key. Nothing of the file's bytes, line ends, column order or format.
+ */
+export interface RowContent {
+  originatingAccountId: string;
+  receivingAccountId: string;
+  amount: number;
+  currency: string;
+  deliveryPreference: string;
+  payerMemo?: string | undefined;
+  recipientNote?: string | undefined;
+  purpose?: string | undefined;
+  attachment?: { kind: "id"; id: string } | { kind: "file"; path: string } | undefined;
+  metadata: Readonly<Record<string, string>>;
+}
+
+/**
+ * The identity of a row without a reference: `c`, 20 hex digits of the sha256 of its normalised
+ * content, `-` and its occurrence (1, 2, ...) among the sheet's rows with the same content. The same
+ * rows saved again (CRLF or LF, XLSX or CSV, columns in another order) get the same keys, so their
+ * externalIds are ones the service already holds and nothing is paid twice; two identical rows of one
+ * sheet stay two payments.
+ */
+export function contentKeyFor(content: RowContent, occurrence: number): string {
+  if (!Number.isInteger(occurrence) || occurrence < 1)
+    throw new RangeError("occurrence must be an integer >= 1");
+  const attachment = content.attachment;
+  const parts = [
+    "row-content",
+    content.originatingAccountId,
+    content.receivingAccountId,
+    content.amount,
+    content.currency.toUpperCase(),
+    content.deliveryPreference,
+    content.payerMemo?.trim() ?? "",
+    content.recipientNote?.trim() ?? "",
+    content.purpose?.trim() ?? "",
+    attachment === undefined
+      ? ""
+      : attachment.kind === "id"
+        ? attachment.id
+        : `file:${fileNameOf(attachment.path)}`,
+    Object.entries(content.metadata).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  ];
+  return `c${shortHash(JSON.stringify(parts), 20)}-${occurrence}`;
+}
+
+function fileNameOf(filePath: string): string {
+  return filePath.split(/[\\/]/).pop() ?? filePath;
 }
 
 /**
@@ -121,7 +178,7 @@ function fitWithSuffix(base: string, suffix: string, max: number): string {
 
 /** The payment `externalId` of the row's attempt: always within the spec's pattern and length. */
 export function externalIdFor(
-  identity: Pick<RowIdentity, "batchId" | "rowNumber" | "reference" | "attempt" | "fileKey">,
+  identity: Pick<RowIdentity, "batchId" | "rowNumber" | "reference" | "attempt" | "fileKey" | "contentKey">,
 ): string {
   assertBatchId(identity.batchId);
   assertAttempt(identity.attempt);
@@ -139,7 +196,7 @@ export function externalIdFor(
     if (!Number.isInteger(identity.rowNumber) || identity.rowNumber < 1) {
       throw new RangeError("rowNumber must be an integer >= 1");
     }
-    base = `${identity.fileKey ?? identity.batchId}-row${identity.rowNumber}`;
+    base = identity.contentKey ?? `${identity.fileKey ?? identity.batchId}-row${identity.rowNumber}`;
   }
   return fitWithSuffix(base, suffix, EXTERNAL_ID_MAX);
 }

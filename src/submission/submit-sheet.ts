@@ -15,13 +15,18 @@ import { createReadStream } from "node:fs";
 import { copyFile, mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { pipeline as streamPipeline } from "node:stream/promises";
+import { cliIdentity } from "../approvals/index.js";
+import { type AuditActor, AuditTrail } from "../audit/index.js";
 import {
+  archivedBatchForFile,
   DuplicateFileError,
   newBatchId,
   RowStaging,
   type SheetLayout,
   type SourceValues,
 } from "../batches/index.js";
+import { loadDuplicateWindowDays } from "../config/index.js";
+import { DuplicateIndex, type DuplicateLookup } from "../duplicates/index.js";
 import {
   defaultReportPath,
   type IntakeApi,
@@ -32,7 +37,7 @@ import {
   validateSheet,
   writeValidationReport,
 } from "../intake/index.js";
-import { type PipelineSettings, submitToPipeline } from "../pipeline/index.js";
+import { openPipeline, type Pipeline, type PipelineSettings, submitToPipeline } from "../pipeline/index.js";
 import type { SheetHeader, SheetRow } from "../sheets/index.js";
 
 export interface SubmitSheetOptions {
@@ -50,6 +55,13 @@ export interface SubmitSheetOptions {
   reportPath?: string;
   /** Who submits (see SubmitBatchOptions.submittedBy); default `cli:<os user>`. */
   submittedBy?: string;
+  /**
+   * The operator confirmed the sheet's possible duplicates (docs/design.md §3.13): they are paid, and
+   * the confirmation is recorded in the audit trail. Without it they are invalid rows.
+   */
+  allowPossibleDuplicates?: boolean;
+  /** Days back rows of earlier batches count as possible duplicates; default PAYOUTS_DUPLICATE_WINDOW_DAYS. */
+  duplicateWindowDays?: number;
 }
 
 /** Money per currency, in minor units. */
@@ -70,6 +82,10 @@ export type SubmitSheetOutcome =
       reportPath: string | undefined;
       /** The batch waits for approval (APPROVAL_THRESHOLDS): nothing is queued until it is approved. */
       awaitingApproval: boolean;
+      /** Possible duplicates the operator confirmed (paid, and audited). */
+      possibleDuplicates: number;
+      /** Their row numbers (the first 1,000), for the audit entry. */
+      possibleDuplicateRows: number[];
     };
 
 export { DuplicateFileError };
@@ -77,20 +93,116 @@ export { DuplicateFileError };
 export async function submitSheet(options: SubmitSheetOptions): Promise<SubmitSheetOutcome> {
   const sheetPath = path.resolve(options.sheetPath);
   const fileSha256 = await sha256Of(sheetPath);
-  const validation = await validateSheet(sheetPath, {
-    api: options.api,
-    ...(options.sheetName === undefined ? {} : { sheet: options.sheetName }),
-  });
-  const layout = layoutOf(validation.header);
-  const batchId = newBatchId();
-  const staging = await RowStaging.create(
-    path.join(options.dataDir, "archive", `.staging-${batchId}.ndjson`),
-  );
+  const windowDays = options.duplicateWindowDays ?? loadDuplicateWindowDays();
+  const allow = options.allowPossibleDuplicates === true;
+  // The cross-batch check and the audit of a confirmation need Redis before the batch is recorded.
+  const pipeline =
+    options.pipeline.open ?? (windowDays > 0 || allow ? openPipeline(options.pipeline) : undefined);
+  const duplicates =
+    pipeline && windowDays > 0
+      ? new DuplicateIndex({
+          redis: pipeline.redis,
+          prefix: pipeline.prefix,
+          windowDays,
+          dataDir: options.dataDir,
+          paymentIdOf: async (batchId, rowKey) => (await pipeline.store.getRow(batchId, rowKey))?.paymentId,
+        })
+      : undefined;
   try {
-    return await validateAndSubmit(options, { sheetPath, fileSha256, validation, layout, batchId, staging });
+    const validation = await validateSheet(sheetPath, {
+      api: options.api,
+      ...(options.sheetName === undefined ? {} : { sheet: options.sheetName }),
+      duplicates: {
+        index:
+          duplicates && pipeline
+            ? await otherFilesOnly(duplicates, pipeline, options.dataDir, fileSha256)
+            : undefined,
+        allow,
+      },
+    });
+    const layout = layoutOf(validation.header);
+    const batchId = newBatchId();
+    const staging = await RowStaging.create(
+      path.join(options.dataDir, "archive", `.staging-${batchId}.ndjson`),
+    );
+    try {
+      const settings = pipeline ? { ...options.pipeline, open: pipeline } : options.pipeline;
+      const outcome = await validateAndSubmit(
+        { ...options, pipeline: settings },
+        { sheetPath, fileSha256, validation, layout, batchId, staging },
+      );
+      if (outcome.kind === "submitted" && !outcome.resumed && pipeline) {
+        await afterSubmission(pipeline, options, outcome, { duplicates, staging });
+      }
+      return outcome;
+    } finally {
+      await staging.remove();
+    }
   } finally {
-    await staging.remove();
+    if (pipeline && pipeline !== options.pipeline.open) await pipeline.close();
   }
+}
+
+/**
+ * The index without the batch this very file was accepted as: the same file again is resumed (an
+ * interrupted submission) or refused as DUPLICATE_FILE by submission, never held as its own duplicate.
+ */
+async function otherFilesOnly(
+  index: DuplicateLookup,
+  pipeline: Pipeline,
+  dataDir: string,
+  fileSha256: string,
+): Promise<DuplicateLookup> {
+  const own = new Set(
+    [await archivedBatchForFile(dataDir, fileSha256), await pipeline.store.batchIdForFile(fileSha256)].filter(
+      (id): id is string => id !== undefined,
+    ),
+  );
+  if (own.size === 0) return index;
+  return {
+    find: async (keys) => {
+      const found = await index.find(keys);
+      for (const [key, matches] of found) {
+        const others = matches.filter((m) => m.batchId === undefined || !own.has(m.batchId));
+        if (others.length > 0) found.set(key, others);
+        else found.delete(key);
+      }
+      return found;
+    },
+  };
+}
+
+/** The batch's rows go into the duplicate index, and a confirmation of possible duplicates is audited. */
+async function afterSubmission(
+  pipeline: Pipeline,
+  options: SubmitSheetOptions,
+  outcome: Extract<SubmitSheetOutcome, { kind: "submitted" }>,
+  done: { duplicates: DuplicateIndex | undefined; staging: RowStaging },
+): Promise<void> {
+  const batch = await pipeline.store.getBatch(outcome.batchId);
+  await done.duplicates?.record(outcome.batchId, batch?.createdAt ?? Date.now(), done.staging.rows());
+  if (outcome.possibleDuplicates === 0) return;
+  const by = options.submittedBy ?? cliIdentity();
+  await new AuditTrail(pipeline.redis, pipeline.prefix).record({
+    actor: actorOf(by),
+    action: "batch.duplicates-confirmed",
+    target: outcome.batchId,
+    from: by.startsWith("cli:") ? "cli" : by.startsWith("system:") ? "system" : "api",
+    outcome: "ok",
+    detail: {
+      count: outcome.possibleDuplicates,
+      rows: outcome.possibleDuplicateRows,
+      sheet: path.basename(options.sheetPath),
+    },
+  });
+}
+
+/** The audit actor of a submitter as submissions name them (`cli:<user>`, `system:inbox`, a user name). */
+function actorOf(submittedBy: string): AuditActor {
+  const [kind, name] = submittedBy.split(/:(.*)/s);
+  if (kind === "cli" && name) return { kind: "cli", name };
+  if (kind === "system" && name) return { kind: "system", name };
+  return { kind: "user", name: submittedBy };
 }
 
 async function validateAndSubmit(
@@ -109,8 +221,13 @@ async function validateAndSubmit(
   const totals: CurrencyTotals = {};
   let rows = 0;
   let validRows = 0;
+  let possibleDuplicates = 0;
+  const possibleDuplicateRows: number[] = [];
   for await (const validated of validation.rows) {
     rows++;
+    if (validated.instruction && validated.possibleDuplicates) {
+      if (++possibleDuplicates <= 1000) possibleDuplicateRows.push(validated.row.rowNumber);
+    }
     const source = sourceValuesOf(validated.row, validation.header);
     if (validated.instruction) {
       validRows++;
@@ -182,6 +299,8 @@ async function validateAndSubmit(
       enqueued: result.enqueued,
       reportPath,
       awaitingApproval: result.awaitingApproval === true,
+      possibleDuplicates,
+      possibleDuplicateRows,
     };
   } finally {
     if (!keepArchive) await rm(archivedSheetPath, { force: true });

@@ -467,7 +467,7 @@ async function settleSubmission(
     case "nothing-to-pay": {
       const reason =
         outcome.kind === "invalid"
-          ? `${outcome.summary.invalidRows} of ${outcome.summary.rows} rows are invalid; nothing was submitted`
+          ? `${outcome.summary.invalidRows} of ${outcome.summary.rows} rows are invalid; nothing was submitted${heldDuplicates(outcome.summary)}`
           : "the sheet has no rows to pay";
       if (outcome.reportPath === undefined) return await reject(intake, held, reason);
       const rejectedAs = await place(intake, held, folders.rejected, name);
@@ -515,4 +515,15 @@ async function settleResultFileRetry(
     archivedAs,
     retryReport,
   };
+}
+
+/**
+ * A folder has nobody to confirm possible duplicates (docs/design.md §3.13): the note says how a
+ * person does.
+ */
+function heldDuplicates(summary: { countsByCode: ReadonlyMap<string, number> }): string {
+  const count = summary.countsByCode.get("POSSIBLE_DUPLICATE") ?? 0;
+  return count === 0
+    ? ""
+    : ` (${count} possible duplicate(s), named in the report: if they are meant to be paid, submit the sheet with \`payouts submit --allow-possible-duplicates\` or the console's "pay possible duplicates" box)`;
 }

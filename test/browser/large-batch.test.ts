@@ -26,7 +26,8 @@ function bigSheet(): string {
   const lines = ["reference,from_account,to_account,amount,currency"];
   for (let i = 1; i <= ROWS; i++) {
     const amount =
-      i === 6 ? "twelve" : i === 19_998 ? "" : `${10 + (i % 90)}.${String(i % 100).padStart(2, "0")}`;
+      // Each row its own amount (100.01, 100.02, ...): the same payment twice is a possible duplicate.
+      i === 6 ? "twelve" : i === 19_998 ? "" : (100 + i / 100).toFixed(2);
     const payee = i === 10_000 ? "vendor-nobody" : PAYEES[i % PAYEES.length];
     lines.push(`BIG-${i},ops-checking,${payee},${amount},USD`);
   }

@@ -18,6 +18,7 @@ interface SubmitFlags {
   onInvalid: "reject" | "skip";
   dryRun?: boolean;
   allowDuplicateFile?: boolean;
+  allowPossibleDuplicates?: boolean;
   sheet?: string;
   report?: string;
   redisPrefix: string;
@@ -38,6 +39,10 @@ export function registerSubmit(program: Command): void {
     )
     .option("--dry-run", "validate and show what would be queued; queue nothing")
     .option("--allow-duplicate-file", "accept a file whose exact content was submitted before (a new batch)")
+    .option(
+      "--allow-possible-duplicates",
+      "pay rows flagged POSSIBLE_DUPLICATE (the same payee, amount and paying account as another row of the sheet or of a recent batch); recorded in the audit trail",
+    )
     .option("--sheet <name>", "XLSX: the worksheet to read")
     .option("--report <path>", "where to write the validation report when rows are invalid")
     .addOption(redisPrefixOption())
@@ -75,6 +80,7 @@ export async function runSubmit(
       onInvalid: flags.onInvalid,
       dryRun: flags.dryRun === true,
       allowDuplicateFile: flags.allowDuplicateFile === true,
+      allowPossibleDuplicates: flags.allowPossibleDuplicates === true,
       ...(flags.sheet === undefined ? {} : { sheetName: flags.sheet }),
       ...(flags.report === undefined ? {} : { reportPath: flags.report }),
     });
@@ -86,6 +92,10 @@ export async function runSubmit(
         say.err(
           "nothing was queued: fix the rows above, or pass --on-invalid skip to queue only the valid rows",
         );
+        if (outcome.summary.countsByCode.has("POSSIBLE_DUPLICATE"))
+          say.err(
+            "possible duplicates are held for a person: if every flagged row is meant to be paid, submit again with --allow-possible-duplicates",
+          );
         return EXIT.inputProblems;
       case "nothing-to-pay":
         say.err("nothing was queued: the sheet has no valid rows");
@@ -96,6 +106,10 @@ export async function runSubmit(
         return EXIT.ok;
       case "submitted":
         for (const line of totalsLines(outcome.totals)) say.err(line);
+        if (outcome.possibleDuplicates > 0)
+          say.err(
+            `${outcome.possibleDuplicates} possible duplicate(s) confirmed with --allow-possible-duplicates (recorded in the audit trail)`,
+          );
         if (outcome.resumed)
           say.err(`finished the interrupted submission of this file (batch ${outcome.batchId})`);
         if (outcome.awaitingApproval)

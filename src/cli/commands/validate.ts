@@ -58,6 +58,10 @@ export async function runValidate(
     await writeValidationReport(reportPath, summary.problems);
     for (const line of summaryLines(path.basename(sheetPath), summary)) say(line);
     say(`report: ${reportPath}`);
+    if (summary.countsByCode.has("POSSIBLE_DUPLICATE"))
+      say(
+        "possible duplicates pay the same payee the same amount as another row: if both are meant, submit with --allow-possible-duplicates",
+      );
     return summary.problems.length === 0 ? EXIT.ok : EXIT.inputProblems;
   } catch (err) {
     if (err instanceof SheetReadError)

@@ -38,7 +38,7 @@ async function submit(who: string, amount: string): Promise<{ id: string; state:
   const sheet = [
     "reference,from_account,to_account,amount,currency,delivery",
     `APR-${sheetNumber}-1,ops-checking,vendor-ach,${amount},USD,standard-ach`,
-    `APR-${sheetNumber}-2,ops-checking,vendor-ach,${amount},USD,standard-ach`,
+    `APR-${sheetNumber}-2,ops-checking,vendor-ach-2,${amount},USD,standard-ach`,
   ].join("\n");
   const sheetId = (await uploadSheet(server.url, tokens[who], `approvals-${sheetNumber}.csv`, sheet)).json
     .id as string;

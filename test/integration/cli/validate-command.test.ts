@@ -43,6 +43,31 @@ describe("payouts validate", () => {
     expect(text.replace(/^\uFEFF/, "").trim()).toBe("row,column,code,message");
   });
 
+  it("does not call a sheet paying the same payee the same amount twice all valid", async () => {
+    const sheet = path.join(dir, "twice.csv");
+    await writeFile(
+      sheet,
+      [
+        "reference,from_account,to_account,amount,currency",
+        "TWICE-1,ops-checking,vendor-ach,250.00,USD",
+        "TWICE-2,ops-checking,vendor-ach,250.00,USD",
+      ].join("\n"),
+    );
+    const report = path.join(dir, "twice.json");
+    const r = await payouts(["validate", sheet, "--sandbox", "--report", report]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).not.toContain("rows are valid");
+    expect(r.stderr).toContain("--allow-possible-duplicates");
+    const problems = JSON.parse(await readFile(report, "utf8")) as Array<Record<string, unknown>>;
+    expect(problems).toEqual([
+      expect.objectContaining({
+        row: 3,
+        code: "POSSIBLE_DUPLICATE",
+        message: expect.stringContaining("as row 2 (reference TWICE-1)"),
+      }),
+    ]);
+  });
+
   it("exits 1 and lists every problem with row, column and code for the mistakes sample", async () => {
     const report = path.join(dir, "mistakes.json");
     const r = await payouts(["validate", "samples/payouts-mistakes.csv", "--sandbox", "--report", report]);

@@ -182,7 +182,7 @@ describe("references are unique within the sheet", () => {
       "INV-2,ops-checking,vendor-ach,20.00,USD,,,,,",
       "INV-1,ops-checking,vendor-ach-2,30.00,USD,,,,,",
       ",ops-checking,vendor-ach,40.00,USD,,,,,",
-      ",ops-checking,vendor-ach,40.00,USD,,,,,",
+      ",ops-checking,vendor-ach,45.00,USD,,,,,",
       "INV-1,ops-checking,vendor-check,50.00,USD,,,,,",
     ]);
     const outcome = await validateAll(file, env.client);

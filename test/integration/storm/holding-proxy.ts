@@ -49,8 +49,22 @@ interface Rule {
   resolve: (held: HeldRequest) => void;
 }
 
+/**
+ * Rewrites an answer before it goes back (a faulty service or cache between us and the ledger):
+ * returns the body to send instead, or undefined to send the real one.
+ */
+export type AnswerRewrite = (
+  method: string,
+  path: string,
+  status: number,
+  body: Buffer,
+) => Buffer | undefined;
+
 /** Starts a proxy in front of `target` (the sandbox's base URL, ending in `/v2`). */
-export async function startHoldingProxy(target: string): Promise<HoldingProxy> {
+export async function startHoldingProxy(
+  target: string,
+  options: { rewriteAnswer?: AnswerRewrite } = {},
+): Promise<HoldingProxy> {
   const upstream = new URL(target);
   const counts = new Map<string, number>();
   const bodiesByKey = new Map<string, Set<string>>();
@@ -77,8 +91,24 @@ export async function startHoldingProxy(target: string): Promise<HoldingProxy> {
           answers.set(label, (answers.get(label) ?? 0) + 1);
           void (gate ?? Promise.resolve()).then(() => {
             if (res.destroyed) return;
-            res.writeHead(answer.statusCode ?? 502, answer.headers);
-            res.end(Buffer.concat(chunks));
+            const real = Buffer.concat(chunks);
+            const method = req.method ?? "GET";
+            const rewritten = options.rewriteAnswer?.(
+              method,
+              labelOf(req).slice(method.length + 1),
+              answer.statusCode ?? 502,
+              real,
+            );
+            if (rewritten === undefined) {
+              res.writeHead(answer.statusCode ?? 502, answer.headers);
+              res.end(real);
+              return;
+            }
+            res.writeHead(answer.statusCode ?? 502, {
+              ...answer.headers,
+              "content-length": String(rewritten.length),
+            });
+            res.end(rewritten);
           });
         });
       },

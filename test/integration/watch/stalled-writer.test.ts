@@ -114,7 +114,8 @@ describe("a sheet written in place into the watched folder", () => {
     // goes on, a row every millisecond or so, from the moment the file was claimed, while it is read.
     const t = await startWorker("changing", { WATCH_STABLE_MS: "300" });
     const ref = `CHANGE${Date.now().toString(36)}`;
-    const row = (i: number) => `${ref}-${i},ops-checking,vendor-ach,${10 + (i % 50)}.00,USD,standard-ach\n`;
+    const row = (i: number) =>
+      `${ref}-${i},ops-checking,vendor-ach,${(10 + i / 100).toFixed(2)},USD,standard-ach\n`;
     const first = Array.from({ length: 30_000 }, (_, i) => row(i + 1)).join("");
     const rest = Array.from({ length: 1_500 }, (_, i) => row(30_002 + i));
     const file = path.join(t.inbox, "may.csv");

@@ -150,6 +150,23 @@ describe("the watched folder", () => {
     expect(await batchIds(redis, t.prefix)).toEqual([]);
   });
 
+  it("refuses a sheet with a possible duplicate (nobody at the folder can confirm it), saying how a person does", async () => {
+    const t = await setup("watch-dup");
+    await t.start();
+    const sheet = [
+      "reference,from_account,to_account,amount,currency",
+      "WD-1,ops-checking,vendor-ach,321.00,USD",
+      "WD-2,ops-checking,vendor-ach,321.00,USD",
+    ].join("\n");
+    await dropFile(t.inbox, "twice.csv", sheet);
+    const outcome = await t.log.settled("twice.csv");
+    expect(outcome.kind).toBe("rejected");
+    if (outcome.kind !== "rejected") return;
+    expect(outcome.reason).toContain("--allow-possible-duplicates");
+    expect(await readFile(outcome.notePath!, "utf8")).toContain("POSSIBLE_DUPLICATE");
+    expect(await batchIds(redis, t.prefix)).toEqual([]);
+  });
+
   it("starts no second batch when the same file is dropped twice; the note names the first batch", async () => {
     const t = await setup("watch-dup");
     await t.start();

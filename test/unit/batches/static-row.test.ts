@@ -44,6 +44,23 @@ describe("static row records", () => {
     expect(decodeStaticRow("#3", text)).toEqual({ rowNumber: 3, instruction: bare });
   });
 
+  it("round-trip the content key of a row without a reference, with positional cells", () => {
+    const keyed: PayoutInstruction = {
+      ...instruction,
+      rowKey: "#4",
+      rowNumber: 4,
+      reference: undefined,
+      contentKey: "c0123456789abcdef0123-2",
+    };
+    const row = { rowNumber: 4, instruction: keyed, source: { amount: 123.45, currency: "EUR" } };
+    const keys = ["amount", "currency"];
+    expect(decodeStaticRow("#4", encodeStaticRow(row, keys), keys)).toEqual(row);
+    expect(decodeStaticRow("#4", encodeStaticRow({ rowNumber: 4, instruction: keyed }))).toEqual({
+      rowNumber: 4,
+      instruction: keyed,
+    });
+  });
+
   it("refuse a record that is not in this layout's form rather than misread it", () => {
     const objectForm = JSON.stringify({ rowNumber: 12, instruction, source: { reference: "INV-12" } });
     expect(() => decodeStaticRow("INV-12", objectForm)).toThrow(/not in this layout's form/);

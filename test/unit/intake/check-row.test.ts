@@ -382,6 +382,7 @@ const ROW_CASES: Case[] = [
 /** Codes only the sheet-wide I/O checks of validate-sheet.ts emit (tested in test/integration/intake). */
 const IO_CODES: ProblemCode[] = [
   "REFERENCE_DUPLICATE",
+  "POSSIBLE_DUPLICATE", // test/integration/intake/possible-duplicates.test.ts
   "DELIVERY_NOT_ELIGIBLE",
   "ATTACHMENT_NOT_FOUND",
   "ATTACHMENT_TOO_LARGE",

@@ -66,22 +66,25 @@ function eligibilityApi(options: { fail?: boolean } = {}): IntakeApi & { calls: 
 }
 
 const HEADER = "reference,from_account,to_account,amount,currency,delivery,attachment";
-/** Sheet rows 2..15: plain rows between rows that wait for a file check or the eligibility tool. */
+/**
+ * Sheet rows 2..15: plain rows between rows that wait for a file check or the eligibility tool, each
+ * paying its own amount (the same payment twice would be a possible duplicate).
+ */
 const LINES = [
-  "P-01,ops-checking,vendor-ach,10.00,USD,,", //                       2 no I/O
-  "P-02,ops-checking,vendor-ach,10.00,USD,same-day-ach,", //           3 eligibility (late, eligible)
-  "P-03,ops-checking,vendor-ach,10.00,USD,,", //                       4 no I/O
-  "P-04,ops-checking,vendor-ach,10.00,USD,,invoice.pdf", //            5 attachment on disk
-  "P-05,ops-checking,vendor-ach,10.00,USD,rtp,", //                    6 eligibility (at once, refused)
-  "P-06,ops-checking,vendor-ach,10.00,USD,,missing.pdf", //            7 attachment not on disk
-  "P-07,ops-checking,vendor-ach,10.00,USD,,", //                       8 no I/O
+  "P-01,ops-checking,vendor-ach,11.00,USD,,", //                       2 no I/O
+  "P-02,ops-checking,vendor-ach,12.00,USD,same-day-ach,", //           3 eligibility (late, eligible)
+  "P-03,ops-checking,vendor-ach,13.00,USD,,", //                       4 no I/O
+  "P-04,ops-checking,vendor-ach,14.00,USD,,invoice.pdf", //            5 attachment on disk
+  "P-05,ops-checking,vendor-ach,15.00,USD,rtp,", //                    6 eligibility (at once, refused)
+  "P-06,ops-checking,vendor-ach,16.00,USD,,missing.pdf", //            7 attachment not on disk
+  "P-07,ops-checking,vendor-ach,17.00,USD,,", //                       8 no I/O
   "P-08,ops-checking,vendor-ach,abc,USD,,", //                         9 invalid, no I/O
-  "P-09,ops-checking,vendor-ach,10.00,USD,,", //                      10 no I/O
-  "P-01,ops-checking,vendor-ach,10.00,USD,same-day-ach,", //          11 duplicate: no eligibility call
-  "P-11,ops-checking,vendor-ach,10.00,USD,,", //                      12 no I/O
-  "P-12,ops-checking,vendor-ach,10.00,USD,same-day-ach,", //          13 eligibility (late, eligible)
-  "P-13,ops-checking,vendor-ach,10.00,USD,,", //                      14 no I/O
-  "P-14,ops-checking,vendor-ach,10.00,USD,,", //                      15 no I/O
+  "P-09,ops-checking,vendor-ach,18.00,USD,,", //                      10 no I/O
+  "P-01,ops-checking,vendor-ach,19.00,USD,same-day-ach,", //          11 duplicate: no eligibility call
+  "P-11,ops-checking,vendor-ach,20.00,USD,,", //                      12 no I/O
+  "P-12,ops-checking,vendor-ach,21.00,USD,same-day-ach,", //          13 eligibility (late, eligible)
+  "P-13,ops-checking,vendor-ach,22.00,USD,,", //                      14 no I/O
+  "P-14,ops-checking,vendor-ach,23.00,USD,,", //                      15 no I/O
 ];
 const EXPECTED: Array<[number, string[]]> = [
   [2, []],

@@ -1,10 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ReferenceIndex } from "../../../src/intake/reference-index.js";
+import { FirstUseIndex } from "../../../src/duplicates/first-use-index.js";
 
-describe("ReferenceIndex", () => {
+describe("FirstUseIndex", () => {
   it("answers the first row of a reference seen before, and records new ones", () => {
-    const index = new ReferenceIndex();
+    const index = new FirstUseIndex();
     expect(index.firstUseOrRecord("INV-1", 2)).toBeUndefined();
     expect(index.firstUseOrRecord("INV-2", 3)).toBeUndefined();
     expect(index.firstUseOrRecord("INV-1", 4)).toBe(2);
@@ -14,7 +14,7 @@ describe("ReferenceIndex", () => {
   });
 
   it("keeps non-ASCII references apart and handles long ones", () => {
-    const index = new ReferenceIndex();
+    const index = new FirstUseIndex();
     const long = "x".repeat(5000);
     expect(index.firstUseOrRecord("Zahlung-ü", 2)).toBeUndefined();
     expect(index.firstUseOrRecord("Zahlung-u", 3)).toBeUndefined();
@@ -27,7 +27,7 @@ describe("ReferenceIndex", () => {
   it("agrees with a Map on any sequence of references, across growth", () => {
     fc.assert(
       fc.property(fc.array(fc.string({ maxLength: 12 }), { maxLength: 3000 }), (references) => {
-        const index = new ReferenceIndex();
+        const index = new FirstUseIndex();
         const map = new Map<string, number>();
         references.forEach((reference, i) => {
           const expected = map.get(reference);
@@ -38,5 +38,17 @@ describe("ReferenceIndex", () => {
       }),
       { numRuns: 50 },
     );
+  });
+
+  it("counts the uses of a key and keeps the first row's note", () => {
+    const index = new FirstUseIndex();
+    expect(index.record("k1", 2, "INV-7")).toEqual({ firstRow: 2, firstNote: "INV-7", occurrence: 1 });
+    expect(index.record("k2", 3)).toEqual({ firstRow: 3, firstNote: undefined, occurrence: 1 });
+    expect(index.record("k1", 4, "INV-9")).toEqual({ firstRow: 2, firstNote: "INV-7", occurrence: 2 });
+    expect(index.record("k1", 5)).toEqual({ firstRow: 2, firstNote: "INV-7", occurrence: 3 });
+    expect(index.record("k2", 6, "x")).toEqual({ firstRow: 3, firstNote: undefined, occurrence: 2 });
+    for (let i = 0; i < 5000; i++) index.record(`many-${i}`, 10 + i, `note-${i}`);
+    expect(index.record("many-4321", 9)).toEqual({ firstRow: 4331, firstNote: "note-4321", occurrence: 2 });
+    expect(index.record("k1", 7).occurrence).toBe(4);
   });
 });
