@@ -3,6 +3,8 @@
  * batch is rebuilt from the ledger. One function, so every path records the same fields. Also the
  * small derivations of a row that readers (result files, status) need.
  */
+
+import { PayoutsError } from "../errors/index.js";
 import type { PayoutsClient } from "../payouts-api/index.js";
 import type { Payment } from "../payouts-api/wire-types.js";
 import {
@@ -86,15 +88,20 @@ export function answerMismatches(payment: Payment, sent: SentPayment): string[] 
 }
 
 /** An answer that is not the row's payment: the outcome of the send is unknown until the ledger says. */
-export class AnswerMismatchError extends Error {
+export class AnswerMismatchError extends PayoutsError {
   override readonly name = "AnswerMismatchError";
-  readonly code = ANSWER_MISMATCH;
   constructor(
     readonly paymentId: string,
     readonly mismatches: readonly string[],
     readonly answer: string,
   ) {
-    super(`${answer} named payment ${paymentId}, which is not this row's: ${mismatches.join(", ")}`);
+    super(
+      ANSWER_MISMATCH,
+      `${answer} named payment ${paymentId}, which is not this row's: ${mismatches.join(", ")}`,
+      {
+        kind: "unavailable",
+      },
+    );
   }
 }
 
