@@ -3,6 +3,7 @@
 // search), each with what happened, what to do next and what it waits for. Its address carries the
 // filters, so a link shows the same rows.
 
+import { ledgerCard, runLedgerCheck } from "./ledger-card.js";
 import {
   $,
   addAmounts,
@@ -27,9 +28,12 @@ const PAGE = 50;
 /** Requests a search makes on its own before it asks whether to go on. */
 const SEARCH_STEPS = 20;
 const PAID = ["completed"];
-const FAILED = ["failed", "rejected", "error", "canceled", "returned"];
+const FAILED = ["failed", "rejected", "error", "canceled"];
+/** Paid, then sent back (an ACH return): shown on their own, since the payee has not got the money. */
+const RETURNED = ["returned"];
 const PENDING = ["queued", "submitted", "in-progress"];
-const RETRYABLE = new Set(["failed", "canceled", "rejected", "error"]);
+const RETRYABLE = new Set(["failed", "canceled", "rejected", "error", "returned"]);
+const ATTENTION = "failed,rejected,error,canceled,returned";
 const ROW_STATES = [
   "queued",
   "submitted",
@@ -39,9 +43,18 @@ const ROW_STATES = [
   "canceled",
   "rejected",
   "error",
+  "returned",
 ];
 
-const view = { id: null, batch: null, samples: [], rowsTimer: null, approval: null };
+const view = {
+  id: null,
+  batch: null,
+  samples: [],
+  rowsTimer: null,
+  approval: null,
+  ledgerAnswer: null,
+  ledgerRunning: false,
+};
 
 // ---- header, progress ------------------------------------------------------------------------------
 
@@ -72,6 +85,7 @@ function rateText(b) {
 }
 
 function progressCard(b) {
+  const returned = b.counts.returned ?? 0;
   const rows = b.totals.map((t) => {
     const sum = (states) => addAmounts(states.map((s) => t.byState[s] ?? "0"));
     return el(
@@ -80,6 +94,7 @@ function progressCard(b) {
       el("th", { scope: "row" }, t.currency),
       el("td", { class: "num" }, money(sum(PAID), t.currency)),
       el("td", { class: "num" }, money(sum(FAILED), t.currency)),
+      returned ? el("td", { class: "num returned" }, money(sum(RETURNED), t.currency)) : null,
       el("td", { class: "num" }, money(sum(PENDING), t.currency)),
       el("td", { class: "num" }, money(t.amount, t.currency)),
     );
@@ -106,6 +121,16 @@ function progressCard(b) {
       ".",
     ),
     el("p", { id: "rate" }, rateText(b)),
+    returned
+      ? el(
+          "p",
+          { id: "returned-note", class: "warning" },
+          el("span", { class: "state state-returned" }, "returned"),
+          ` ${count(returned)} row${returned === 1 ? " was" : "s were"} paid, then came back: the payee does not have the money. `,
+          el("a", { href: href(["batches", b.id], { state: "returned" }) }, "Show the returned rows"),
+          " (each says what to do; correct and retry them).",
+        )
+      : null,
     el(
       "table",
       { class: "compact" },
@@ -116,7 +141,9 @@ function progressCard(b) {
         el(
           "tr",
           {},
-          ...["Currency", "Paid", "Failed", "Pending", "Total"].map((h) => el("th", { scope: "col" }, h)),
+          ...["Currency", "Paid", "Failed", returned ? "Returned" : null, "Pending", "Total"]
+            .filter(Boolean)
+            .map((h) => el("th", { scope: "col" }, h)),
         ),
       ),
       el("tbody", {}, ...rows),
@@ -194,7 +221,12 @@ function approvalCard(b, a) {
     el("h2", { id: "approval-title" }, "Approval"),
     el("p", { id: "approval-summary" }, stateBadge(a.status), ` ${status}`),
     el("p", {}, `Submitted by ${a.submittedBy}, `, timeEl(a.requestedAt), "."),
-    reasons.length ? [el("h3", {}, "Why it is held"), el("ul", {}, ...reasons)] : null,
+    reasons.length
+      ? [
+          el("h3", {}, a.status === "awaiting-approval" ? "Why it is held" : "Why it was held"),
+          el("ul", {}, ...reasons),
+        ]
+      : null,
     a.approvals.length
       ? [
           el("h3", {}, "Approvals given"),
@@ -404,7 +436,7 @@ function filters(query) {
       "select",
       { id: "state-filter" },
       el("option", { value: "" }, "every valid row"),
-      el("option", { value: "failed,rejected,error,canceled" }, "rows that need attention"),
+      el("option", { value: ATTENTION }, "rows that need attention"),
       ...ROW_STATES.map((s) => el("option", { value: s }, s)),
       el("option", { value: "invalid" }, "invalid rows (not submitted)"),
     ),
@@ -673,6 +705,26 @@ async function load(id) {
   $("batch-header").replaceWith(header(b));
   $("approval-card").replaceWith(approvalCard(b, approval));
   $("progress-card").replaceWith(progressCard(b));
+  showLedger();
+}
+
+function showLedger() {
+  $("ledger-card")?.replaceWith(
+    ledgerCard(view.batch, { answer: view.ledgerAnswer, running: view.ledgerRunning, run: checkLedger }),
+  );
+}
+
+async function checkLedger() {
+  const b = view.batch;
+  view.ledgerRunning = true;
+  showLedger();
+  const answer = await runLedgerCheck(api, b);
+  view.ledgerRunning = false;
+  if (view.id !== b.id) return;
+  if (answer) view.ledgerAnswer = answer;
+  // The outcome is kept on the batch: read it back as every other viewer of the batch will see it.
+  await load(b.id).catch(() => showLedger());
+  $("ledger-check")?.focus();
 }
 
 export async function renderBatch(route, { fresh }) {
@@ -681,10 +733,13 @@ export async function renderBatch(route, { fresh }) {
   if (fresh || view.id !== id || !$("rows")) {
     view.id = id;
     view.samples = [];
+    view.ledgerAnswer = null;
+    view.ledgerRunning = false;
     $("page").replaceChildren(
       el("div", { id: "batch-header" }, el("h1", {}, `Batch ${id}`)),
       el("div", { id: "approval-card" }),
       el("div", { id: "progress-card" }),
+      el("div", { id: "ledger-card" }),
       rowsSection(route.query),
     );
     await load(id);

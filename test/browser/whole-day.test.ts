@@ -226,7 +226,7 @@ describe("the operator's day at 30 rows", () => {
     await smallShot("batch-finished");
 
     // The failed row: what happened and what to do; its details by address.
-    await page.getByLabel("Show").selectOption("failed,rejected,error,canceled");
+    await page.getByLabel("Show").selectOption("failed,rejected,error,canceled,returned");
     await page.getByRole("button", { name: "Show rows" }).click();
     await expect.poll(() => page.locator("#rows tbody tr[data-state]").count()).toBe(1);
     expect(await page.locator("#rows tbody tr[data-state='failed']").textContent()).toContain(
@@ -247,6 +247,42 @@ describe("the operator's day at 30 rows", () => {
       await page.goto(`${batchUrl}?q=${encodeURIComponent(q)}`);
       await expect.poll(() => page.locator("#rows tbody tr[data-row]").count(), { message: q }).toBe(rows);
     }
+
+    // The ledger check, run from the page: every row agrees with the service's payments.
+    await page.goto(batchUrl);
+    await page.locator("#ledger-summary", { hasText: "Not checked yet" }).waitFor();
+    await page.getByRole("button", { name: "Check against the service's ledger" }).click();
+    await page.locator("#ledger-summary .state", { hasText: "matches" }).waitFor();
+    expect(await text("#ledger-summary")).toContain("All 30 rows agree with the service's ledger (30 payments)");
+    await accessible("the ledger check");
+
+    // The bank returns a paid row: the batch shows it apart, and the row says what to do.
+    const paid = (await page.evaluate(
+      `fetch("/api/v1/batches/${batchId}/rows/2").then((r) => r.json())`,
+    )) as { paymentId: string; state: string };
+    expect(paid.state).toBe("completed");
+    const returned = await fetch(`${stack.sandbox.url}/_sandbox/payments/${paid.paymentId}/return`, {
+      method: "POST",
+      headers: { "api-key": stack.sandbox.apiKey, "content-type": "application/json" },
+      body: JSON.stringify({ reason: { code: "R02", message: "account closed" } }),
+    });
+    expect(returned.status).toBe(200);
+    await page.locator("#returned-note").waitFor({ timeout: 60_000 });
+    expect(await text("#returned-note")).toContain("1 row was paid, then came back");
+    const money = (await page.locator("#progress-card tbody tr").first().locator("td").allTextContents()).map(
+      (t) => t.replaceAll("\u00a0", " "),
+    );
+    expect(money).toEqual(["USD 3,252.00", "USD 112.13", "USD 101.00", "USD 0.00", total]);
+    await page.getByRole("link", { name: "Show the returned rows" }).click();
+    await expect.poll(() => page.locator("#rows tbody tr[data-state]").count()).toBe(1);
+    expect(await text("#rows tbody tr[data-state='returned']")).toContain("PAYMENT_RETURNED");
+    expect(await text("#rows tbody tr[data-state='returned']")).toContain("Next: Check the payee's bank details");
+    // Checked again: the ledger agrees (the service reports the payment failed; the row is returned).
+    await page.getByRole("button", { name: "Check the ledger again" }).click();
+    await expect.poll(() => text("#ledger-summary")).toContain("All 30 rows agree");
+    await accessible("a batch with a returned row");
+    await shot("10b-returned-and-ledger");
+    await smallShot("batch-returned");
 
     // The result file, in the other format, mid-day or not: nothing added to outbox/.
     const before = await readdir(path.join(stack.dir, "outbox")).catch(() => [] as string[]);
