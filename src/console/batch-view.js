@@ -22,6 +22,7 @@ import {
   stateBadge,
   timeEl,
   when,
+  withTimes,
 } from "./lib.js";
 
 const PAGE = 50;
@@ -358,7 +359,7 @@ function helpCell(r) {
       el("span", { class: "next" }, `Next: ${r.help.nextStep}`),
     );
   }
-  return el("td", { class: "muted" }, r.waitingFor ?? "");
+  return el("td", { class: "muted" }, withTimes(r.waitingFor));
 }
 
 function rowLine(b, r) {
@@ -672,7 +673,7 @@ async function showRow(rowNumber) {
             ]
           : null,
         r.help ? [el("dt", {}, "What to do"), el("dd", {}, r.help.nextStep)] : null,
-        r.waitingFor ? [el("dt", {}, "Waiting for"), el("dd", {}, r.waitingFor)] : null,
+        r.waitingFor ? [el("dt", {}, "Waiting for"), el("dd", {}, withTimes(r.waitingFor))] : null,
       ),
       el("h3", {}, "History"),
       el(

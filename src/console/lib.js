@@ -110,6 +110,13 @@ export const count = (n) => new Intl.NumberFormat().format(n);
 /** `<time>` with the viewer's time and the exact UTC time as a tooltip. */
 export const timeEl = (iso) => el("time", { datetime: iso ?? "", title: iso ?? "" }, when(iso));
 
+const ISO_TIME = /(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)/;
+/** A server's sentence with its UTC times shown in the viewer's zone (each a `<time>`). */
+export const withTimes = (text) =>
+  String(text ?? "")
+    .split(ISO_TIME)
+    .map((part, i) => (i % 2 === 1 ? timeEl(part) : part));
+
 /** A row state as a badge. */
 export const stateBadge = (s) => el("span", { class: `state state-${s}` }, s);
 
