@@ -8,6 +8,7 @@ import type { PayoutsClient } from "../payouts-api/index.js";
 import type { PipelineSettings } from "../pipeline/index.js";
 import type { ReconcileEnqueuer } from "../reconcile/index.js";
 import type { RedisClient } from "../redis/index.js";
+import type { UploadKeep } from "../uploads/index.js";
 
 /** Default largest upload (a sheet): 50 MB. */
 export const DEFAULT_UPLOAD_LIMIT_BYTES = 50 * 1024 * 1024;
@@ -33,4 +34,6 @@ export interface ApiContext {
   dataDir: string;
   entityId: string;
   uploadLimitBytes: number;
+  /** How long uploads stay in Redis; default src/uploads' DEFAULT_UPLOAD_KEEP. */
+  uploadKeep?: UploadKeep;
 }
