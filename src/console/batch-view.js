@@ -449,7 +449,7 @@ function filters(query) {
       placeholder: "reference, payee, amount, error code",
       value: query.get("q") ?? "",
     }),
-    el("button", { type: "submit" }, "Show rows"),
+    el("button", { type: "submit", id: "rows-show" }, "Show rows"),
   );
   form.querySelector("#state-filter").value = state;
   return form;
@@ -465,7 +465,10 @@ function pager(page, query) {
   if (positional(query)) {
     const offset = page.offset ?? 0;
     if (offset > 0)
-      nav.append(el("a", { href: to({ offset: Math.max(0, offset - PAGE) }) }, "← Previous"), " ");
+      nav.append(
+        el("a", { href: to({ offset: Math.max(0, offset - PAGE) }), id: "rows-prev" }, "← Previous"),
+        " ",
+      );
     if (page.nextCursor)
       nav.append(el("a", { href: to({ offset: offset + PAGE }), id: "rows-next" }, "Next →"), " ");
     const pages = Math.ceil(page.rows / PAGE);
@@ -496,7 +499,7 @@ function pager(page, query) {
     }
     return nav;
   }
-  if (query.get("c")) nav.append(el("a", { href: to({}) }, "First page"), " ");
+  if (query.get("c")) nav.append(el("a", { href: to({}), id: "rows-first" }, "First page"), " ");
   if (page.nextCursor) nav.append(el("a", { href: to({ c: page.nextCursor }), id: "rows-next" }, "Next →"));
   return nav;
 }
@@ -638,9 +641,13 @@ async function cancelRow(row) {
 async function showRow(rowNumber) {
   const box = $("row-detail");
   if (!rowNumber) {
+    // Back from a row's details by keyboard: the focus returns to that row's link.
+    const from = box.contains(document.activeElement) ? box.dataset.row : undefined;
     box.replaceChildren();
+    if (from) document.querySelector(`#rows tr[data-row="${from}"] .actions-cell a`)?.focus();
     return;
   }
+  box.dataset.row = String(rowNumber);
   const r = await api(`/api/v1/batches/${encodeURIComponent(view.id)}/rows/${encodeURIComponent(rowNumber)}`);
   const back = { ...Object.fromEntries(currentRoute().query) };
   box.replaceChildren(

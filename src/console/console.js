@@ -37,12 +37,18 @@ async function route() {
     if (current) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
   }
+  // A control the page draws again (a filter, a pager) is a new element: the focus would fall to the
+  // page's start, so it goes back to the control of the same id.
+  const before = document.activeElement;
+  const focusId = before && before !== document.body ? before.id : "";
   try {
     await view(r, { fresh });
   } catch (err) {
     say(err.message, true);
   }
   if (fresh) $("main").focus();
+  else if (focusId && (document.activeElement === document.body || !document.activeElement?.isConnected))
+    $(focusId)?.focus();
 }
 
 function listen() {

@@ -389,7 +389,9 @@ async function loadRows(u, query) {
       "nav",
       { class: "pager", id: "rows-pager", "aria-label": "Pages of the sheet's rows" },
       `${only ? "Rows with problems" : "Rows, those with problems first"}: ${page.total ? `${count(offset + 1)}–${count(offset + page.data.length)} of ${count(page.total)}` : "none"}. `,
-      offset > 0 ? el("a", { href: to({ offset: Math.max(0, offset - PAGE) }) }, "← Previous") : null,
+      offset > 0
+        ? el("a", { href: to({ offset: Math.max(0, offset - PAGE) }), id: "rows-prev" }, "← Previous")
+        : null,
       " ",
       offset + PAGE < page.total
         ? el("a", { href: to({ offset: offset + PAGE }), id: "rows-next" }, "Next →")

@@ -12,10 +12,11 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseApprovalThresholds } from "../../src/approvals/index.js";
-import { type ApiStack, startApiStack } from "../support/api-stack.js";
+import type { ApiStack } from "../support/api-stack.js";
 import { axeFindings } from "../support/axe.js";
-import { launchChromium, SHOTS, screenshot } from "../support/browser.js";
+import { SHOTS, screenshot } from "../support/browser.js";
+import { startConsoleStack } from "../support/console-stack.js";
+import { tabTo as tabToOn } from "../support/keyboard.js";
 
 let stack: ApiStack;
 let browser: BrowserContext;
@@ -62,25 +63,8 @@ async function accessible(where: string): Promise<void> {
   expect(await axeFindings(page), `axe-core on ${where}`).toEqual([]);
 }
 
-/** Presses Tab until the focused element matches `selector` (keyboard only), then returns. */
-async function tabTo(selector: string, max = 80): Promise<void> {
-  for (let i = 0; i < max; i++) {
-    await page.keyboard.press("Tab");
-    // (Expressions as text: this file is type-checked without the DOM's types.)
-    if (await page.evaluate(`document.activeElement?.matches(${JSON.stringify(selector)}) ?? false`)) {
-      // The focus must be visible where it is: on the control, or on the label a hidden control shows through.
-      const outline = await page.evaluate(`(() => {
-        const a = document.activeElement;
-        const label = a.id ? document.querySelector('label[for="' + a.id + '"]') : null;
-        const ring = (e) => getComputedStyle(e).outlineStyle !== "none";
-        return a.classList.contains("visually-hidden") ? label !== null && ring(label) : ring(a);
-      })()`);
-      expect(outline, `focus ring on ${selector}`).toBe(true);
-      return;
-    }
-  }
-  throw new Error(`Tab never reached ${selector}`);
-}
+/** Presses Tab until the focused element matches `selector` (keyboard only), its focus ring visible. */
+const tabTo = (selector: string, max = 80) => tabToOn(page, selector, { max });
 
 async function logIn(name: string, password: string): Promise<void> {
   await page.waitForURL(/\/login/);
@@ -91,15 +75,13 @@ async function logIn(name: string, password: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  stack = await startApiStack({
+  ({ stack, browser, page } = await startConsoleStack({
     label: "console-day",
     clock: { toInProgressMs: 300, toFinalMs: 500 },
-    approval: { thresholds: parseApprovalThresholds("USD:1000"), required: 1, expiresHours: 24 },
-    reconcile: { sweepEveryMs: 500, staleAfterMs: 300 },
-  });
-  await stack.server.auth.addUser("sam", "submitter", "sam submits 123");
-  await stack.server.auth.addUser("ann", "approver", "ann approves 123");
-  ({ browser, page } = await launchChromium(path.join(stack.dir, "profile"), { acceptDownloads: true }));
+    usdThreshold: "1000",
+    submitter: ["sam", "sam submits 123"],
+    approver: ["ann", "ann approves 123"],
+  }));
 }, 120_000);
 
 afterAll(async () => {
@@ -253,7 +235,9 @@ describe("the operator's day at 30 rows", () => {
     await page.locator("#ledger-summary", { hasText: "Not checked yet" }).waitFor();
     await page.getByRole("button", { name: "Check against the service's ledger" }).click();
     await page.locator("#ledger-summary .state", { hasText: "matches" }).waitFor();
-    expect(await text("#ledger-summary")).toContain("All 30 rows agree with the service's ledger (30 payments)");
+    expect(await text("#ledger-summary")).toContain(
+      "All 30 rows agree with the service's ledger (30 payments)",
+    );
     await accessible("the ledger check");
 
     // The bank returns a paid row: the batch shows it apart, and the row says what to do.
@@ -276,7 +260,9 @@ describe("the operator's day at 30 rows", () => {
     await page.getByRole("link", { name: "Show the returned rows" }).click();
     await expect.poll(() => page.locator("#rows tbody tr[data-state]").count()).toBe(1);
     expect(await text("#rows tbody tr[data-state='returned']")).toContain("PAYMENT_RETURNED");
-    expect(await text("#rows tbody tr[data-state='returned']")).toContain("Next: Check the payee's bank details");
+    expect(await text("#rows tbody tr[data-state='returned']")).toContain(
+      "Next: Check the payee's bank details",
+    );
     // Checked again: the ledger agrees (the service reports the payment failed; the row is returned).
     await page.getByRole("button", { name: "Check the ledger again" }).click();
     await expect.poll(() => text("#ledger-summary")).toContain("All 30 rows agree");
