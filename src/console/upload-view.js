@@ -153,7 +153,7 @@ function mappingForm(u) {
     el(
       "p",
       {},
-      u.sheetProblems.map((p) => p.message).join(" "),
+      u.sheetProblems.map((p) => p.message.replace(/([^.])$/, "$1.")).join(" "),
       " Say which of your columns holds each of ours; the sheet is checked again, and the next sheet with the same headers is matched the same way.",
     ),
     el(
@@ -298,7 +298,8 @@ function actions(u) {
       ".",
     );
   }
-  if (!may("batches.submit")) return el("p", { id: "upload-actions" });
+  // Nothing to submit until the columns are matched.
+  if (!may("batches.submit") || u.needsMapping) return el("p", { id: "upload-actions" });
   const totals = u.totals.map((t) => money(t.amount, t.currency)).join(" + ") || "nothing";
   return el(
     "div",

@@ -7,9 +7,12 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
+import ExcelJS from "exceljs";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApiStack } from "../support/api-stack.js";
+import { axeFindings } from "../support/axe.js";
+import { screenshot } from "../support/browser.js";
 import { startConsoleStack } from "../support/console-stack.js";
 import { focused, focusVisible, tabTo } from "../support/keyboard.js";
 
@@ -75,6 +78,42 @@ describe("the console by keyboard only", () => {
     await page.goto(`${url}/`);
     await logInByKeyboard("kim", "kim submits 123");
     await expect.poll(() => page.url()).toContain("#/upload");
+
+    // A workbook from another system: a title, the header on row 3 in its own words. Its columns are
+    // matched to ours in the page (type-ahead in each list), then its rows are checked.
+    const book = new ExcelJS.Workbook();
+    const ws = book.addWorksheet("Export");
+    ws.getRow(1).values = ["Payments export"];
+    ws.getRow(3).values = ["Beleg", "Quelle", "Empfaenger", "Summe", "ISO"];
+    ws.getRow(4).values = ["KEYX-1", "ops-checking", "vendor-ach", 12.5, "USD"];
+    ws.getRow(5).values = ["KEYX-2", "ops-checking", "vendor-wire", 7, "USD"];
+    await book.xlsx.writeFile(path.join(files, "export.xlsx"));
+    await tabTo(page, "#file");
+    const [xlsxChooser] = await Promise.all([page.waitForEvent("filechooser"), page.keyboard.press("Enter")]);
+    await xlsxChooser.setFiles(path.join(files, "export.xlsx"));
+    await page.locator("#mapping-form").waitFor();
+    expect(await axeFindings(page)).toEqual([]);
+    await screenshot(page, "keys-xlsx-mapping");
+    for (const [ours, theirs] of [
+      ["reference", "Beleg"],
+      ["from_account", "Quelle"],
+      ["to_account", "Empfaenger"],
+      ["amount", "Summe"],
+      ["currency", "ISO"],
+    ] as const) {
+      await tabTo(page, `#map-${ours}`);
+      await page.keyboard.type(theirs);
+      expect(await page.locator(`#map-${ours}`).inputValue()).toBe(theirs);
+    }
+    await tabTo(page, "#mapping-form button[type=submit]");
+    await page.keyboard.press("Enter");
+    await page.locator("#validation-summary", { hasText: "2 rows: 2 valid, 0 invalid" }).waitFor();
+    expect(
+      await page.locator("#preview tbody tr").evaluateAll((t) => t.map((r) => r.getAttribute("data-row"))),
+    ).toEqual(["4", "5"]);
+    await tabTo(page, 'a[href="#/upload"]');
+    await page.keyboard.press("Enter");
+    await page.locator("#upload-title").waitFor();
 
     // Upload: Space on the file picker (its label shows the focus).
     await tabTo(page, "#file");
