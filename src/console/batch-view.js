@@ -521,7 +521,19 @@ function summaryText(page, query) {
   return `${what === "rows" ? "Rows" : "Invalid rows"} ${count(from)}–${count(from + shown - 1)} of ${count(page.rows)}, in sheet order.`;
 }
 
+/** Shows the rows the address asks for; when they cannot be read, the summary says so (not "Loading…"). */
 async function loadRows(query) {
+  try {
+    await readRows(query);
+  } catch (err) {
+    const summary = $("rows-summary");
+    if (summary)
+      summary.textContent = `The rows could not be read (${err.message}); reload the page to try again.`;
+    throw err;
+  }
+}
+
+async function readRows(query) {
   const id = view.id;
   const q = new URLSearchParams({ limit: String(PAGE) });
   for (const k of ["state", "q", "offset"]) if (query.get(k)) q.set(k, query.get(k));
@@ -776,7 +788,7 @@ export function updateBatch(b) {
     view.rowsTimer = setTimeout(() => {
       view.rowsTimer = null;
       if (view.id === b.id && !$("rows-section")?.contains(document.activeElement))
-        void loadRows(currentRoute().query);
+        loadRows(currentRoute().query).catch(() => {});
     }, 3_000);
   }
 }

@@ -4,7 +4,7 @@
 import { renderAudit } from "./audit-view.js";
 import { renderBatch, updateBatch } from "./batch-view.js";
 import { renderBatches, updateBatchLine } from "./batches-view.js";
-import { $, api, currentRoute, go, may, say, session } from "./lib.js";
+import { $, api, currentRoute, go, may, say, session, takeNextMessage } from "./lib.js";
 import { renderReference } from "./reference-view.js";
 import { renderUpload } from "./upload-view.js";
 
@@ -31,7 +31,11 @@ async function route() {
   const page = r.path.slice(0, 2).join("/");
   const fresh = page !== lastPage;
   lastPage = page;
-  if (fresh) say("");
+  // A new page starts without the last one's message (unless it was sent along to this page); a
+  // change of filters clears an error, which was about the action before it.
+  const message = takeNextMessage();
+  if (message) say(message.text, message.isError);
+  else if (fresh || $("status").classList.contains("error")) say("");
   for (const a of document.querySelectorAll("nav a[href^='#/']")) {
     const current = a.getAttribute("href").slice(2) === name;
     if (current) a.setAttribute("aria-current", "page");

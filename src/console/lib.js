@@ -161,8 +161,20 @@ export function href(path, query) {
   return `#/${path.map(encodeURIComponent).join("/")}${qs}`;
 }
 
-/** Goes to a page; `replace` changes the address without a new history entry (filters as you type). */
-export function go(address, { replace = false } = {}) {
+let nextMessage = null;
+/** The message `go` was given for the page it goes to, once (console.js shows it when that page is drawn). */
+export function takeNextMessage() {
+  const m = nextMessage;
+  nextMessage = null;
+  return m;
+}
+
+/**
+ * Goes to a page; `replace` changes the address without a new history entry (filters as you type).
+ * `message` is said once the new page is drawn: said before, the page change would clear it at once.
+ */
+export function go(address, { replace = false, message = null } = {}) {
+  nextMessage = message;
   if (replace) {
     history.replaceState(null, "", address);
     window.dispatchEvent(new HashChangeEvent("hashchange"));

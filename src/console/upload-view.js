@@ -76,8 +76,9 @@ async function upload(files) {
   say(`Checking ${sheets[0].name}${files.length > 1 ? ` and ${files.length - 1} file(s)` : ""}…`);
   try {
     const u = await api("/api/v1/sheets", { method: "POST", body: form });
-    go(href(["uploads", u.id]));
-    say(`${u.fileName}: ${count(u.validRows)} valid, ${count(u.invalidRows)} invalid rows.`);
+    go(href(["uploads", u.id]), {
+      message: { text: `${u.fileName}: ${count(u.validRows)} valid, ${count(u.invalidRows)} invalid rows.` },
+    });
   } catch (err) {
     say(`${sheets[0].name}: ${err.message}`, true);
   }
@@ -341,12 +342,14 @@ async function submit(u, onInvalid, totals) {
   if (!ok) return;
   try {
     const batch = await api("/api/v1/batches", { method: "POST", json: { sheetId: u.id, onInvalid } });
-    go(href(["batches", batch.id]));
-    say(
-      batch.state === "awaiting-approval"
-        ? `Submitted as batch ${batch.id}; it waits for approval: send an approver its link.`
-        : `Submitted as batch ${batch.id}.`,
-    );
+    go(href(["batches", batch.id]), {
+      message: {
+        text:
+          batch.state === "awaiting-approval"
+            ? `Submitted as batch ${batch.id}; it waits for approval: send an approver its link.`
+            : `Submitted as batch ${batch.id}.`,
+      },
+    });
   } catch (err) {
     if (err instanceof ApiCallError && err.code === "DUPLICATE_FILE") {
       const id = err.body.error.batchId;

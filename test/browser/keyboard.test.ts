@@ -135,6 +135,9 @@ describe("the console by keyboard only", () => {
     await focusOn("dialog button[value=yes]");
     await page.keyboard.press("Enter");
     await expect.poll(() => page.url()).toMatch(/#\/batches\/b/);
+    // The message about the submission is on the batch's page (not cleared by the page change).
+    await page.locator("#approval-summary", { hasText: "Waiting for approval" }).waitFor();
+    expect(await page.locator("#status").textContent()).toContain("it waits for approval");
     const batchUrl = page.url();
     const batchId = batchUrl.split("/").pop()!;
     await page.locator("#approval-summary", { hasText: "Waiting for approval" }).waitFor();
