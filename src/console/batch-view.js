@@ -335,9 +335,9 @@ async function decide(action) {
     await load(b.id);
     say(
       outcome === "approved"
-        ? "Approved: the batch's rows are queued for payment."
+        ? `Approved by you, ${when(new Date().toISOString())}: the batch's rows went to payment.`
         : outcome === "recorded"
-          ? "Your approval is recorded; the batch waits for more approvers."
+          ? `Your approval is recorded, ${when(new Date().toISOString())}; the card shows how many more are needed.`
           : outcome === "rejected"
             ? "Rejected: every row is canceled; nothing is paid."
             : `Nothing changed (${outcome}).`,

@@ -50,9 +50,14 @@ async function route() {
   } catch (err) {
     say(err.message, true);
   }
-  if (fresh) $("main").focus();
-  else if (focusId && (document.activeElement === document.body || !document.activeElement?.isConnected))
+  const now = document.activeElement;
+  const untouched = now === before || now === document.body || !now?.isConnected;
+  // A new page takes the focus to its start, unless the person moved it while the page was loading.
+  if (fresh) {
+    if (untouched) $("main").focus();
+  } else if (focusId && (now === document.body || !now?.isConnected)) {
     $(focusId)?.focus();
+  }
 }
 
 function listen() {

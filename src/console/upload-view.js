@@ -77,7 +77,11 @@ async function upload(files) {
   try {
     const u = await api("/api/v1/sheets", { method: "POST", body: form });
     go(href(["uploads", u.id]), {
-      message: { text: `${u.fileName}: ${count(u.validRows)} valid, ${count(u.invalidRows)} invalid rows.` },
+      message: {
+        text: u.needsMapping
+          ? `${u.fileName}: its columns are not ours; match them below, then its rows are checked.`
+          : `${u.fileName}: ${count(u.validRows)} valid, ${count(u.invalidRows)} invalid rows.`,
+      },
     });
   } catch (err) {
     say(`${sheets[0].name}: ${err.message}`, true);
@@ -103,8 +107,12 @@ function summary(u) {
     el(
       "p",
       { id: "validation-summary" },
-      `${count(u.rows)} rows: ${count(u.validRows)} valid, ${count(u.invalidRows)} invalid`,
-      u.problemCount ? `; ${count(u.problemCount)} problem(s)` : "; no problems",
+      u.needsMapping && u.rows === 0
+        ? "Its rows are checked once its columns are matched to ours"
+        : [
+            `${count(u.rows)} rows: ${count(u.validRows)} valid, ${count(u.invalidRows)} invalid`,
+            u.problemCount ? `; ${count(u.problemCount)} problem(s)` : "; no problems",
+          ],
       u.editedRows ? `; ${count(u.editedRows)} row(s) corrected here (submitted as corrected)` : "",
       `. Uploaded by ${u.uploadedBy}, `,
       timeEl(u.uploadedAt),
@@ -154,7 +162,13 @@ function mappingForm(u) {
     el(
       "p",
       {},
-      u.sheetProblems.map((p) => p.message.replace(/([^.])$/, "$1.")).join(" "),
+      u.sheetProblems
+        .map((p) =>
+          p.code === "HEADER_NOT_FOUND"
+            ? "No row at the top of this sheet names our columns (at least to_account and amount)."
+            : p.message.replace(/([^.])$/, "$1."),
+        )
+        .join(" "),
       " Say which of your columns holds each of ours; the sheet is checked again, and the next sheet with the same headers is matched the same way.",
     ),
     el(

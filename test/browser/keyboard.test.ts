@@ -179,6 +179,7 @@ describe("the console by keyboard only", () => {
     await page.goto(batchUrl);
     await logInByKeyboard("lee", "lee approves 123");
     await expect.poll(() => page.url()).toBe(batchUrl);
+    await page.locator("#approval-summary", { hasText: "Waiting for approval" }).waitFor();
 
     // The batch from the list, by its link.
     await tabTo(page, "#nav-batches");

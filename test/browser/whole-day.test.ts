@@ -53,8 +53,10 @@ async function shot(name: string): Promise<void> {
 }
 
 /** A small picture of the top of the page (what the README shows), beside the full-page ones. */
-async function smallShot(name: string): Promise<void> {
-  await page.evaluate("window.scrollTo(0, 0)");
+async function smallShot(name: string, from?: string): Promise<void> {
+  await page.evaluate(
+    from ? `document.querySelector(${JSON.stringify(from)}).scrollIntoView()` : "window.scrollTo(0, 0)",
+  );
   await page.screenshot({ path: path.join(SHOTS, `small-${name}.png`) });
 }
 
@@ -268,7 +270,7 @@ describe("the operator's day at 30 rows", () => {
     await expect.poll(() => text("#ledger-summary")).toContain("All 30 rows agree");
     await accessible("a batch with a returned row");
     await shot("10b-returned-and-ledger");
-    await smallShot("batch-returned");
+    await smallShot("batch-returned", "#progress-card");
 
     // The result file, in the other format, mid-day or not: nothing added to outbox/.
     const before = await readdir(path.join(stack.dir, "outbox")).catch(() => [] as string[]);
