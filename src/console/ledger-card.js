@@ -51,7 +51,11 @@ function outcome(l) {
           ` All ${count(l.rows)} rows agree with the service's ledger (${count(l.payments)} payments). Checked `,
         ]
       : [
-          el("span", { class: "state state-failed" }, `${count(differences)} differences`),
+          el(
+            "span",
+            { class: "state state-failed" },
+            `${count(differences)} difference${differences === 1 ? "" : "s"}`,
+          ),
           ` ${count(l.matched)} of ${count(l.rows)} rows agree with the service's ledger (${count(l.payments)} payments); ${count(differences)} difference${differences === 1 ? "" : "s"}. Checked `,
         ],
     timeEl(l.at),

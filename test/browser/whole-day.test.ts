@@ -270,6 +270,36 @@ describe("the operator's day at 30 rows", () => {
     await expect.poll(() => text("#ledger-summary")).toContain("All 30 rows agree");
     await accessible("a batch with a returned row");
     await shot("10b-returned-and-ledger");
+
+    // A second payment for row 3 appears at the service: the check names it, with a link to the row.
+    const row3 = (await page.evaluate(
+      `fetch("/api/v1/batches/${batchId}/rows/3").then((r) => r.json())`,
+    )) as {
+      paymentId: string;
+    };
+    const first = await stack.client.payments.get(row3.paymentId);
+    await stack.client.payments.create(
+      {
+        amount: first.amount,
+        originatingAccountId: first.originatingAccountId,
+        receivingAccountId: first.receivingAccountId,
+        deliveryPreference: first.deliveryPreference,
+        externalId: "DAY-002-again",
+        metadata: { ...first.metadata },
+      },
+      { idempotencyKey: `again-${batchId}` },
+    );
+    await page.getByRole("button", { name: "Check the ledger again" }).click();
+    await expect.poll(() => text("#ledger-summary")).toContain("29 of 30 rows agree");
+    expect(await text("#ledger-kinds")).toContain(
+      "1 × the service has a second payment for the row (second-payment)",
+    );
+    expect(await page.locator("#ledger-differences tbody tr").count()).toBe(1);
+    await page.locator("#ledger-card").screenshot({ path: path.join(SHOTS, "small-ledger-difference.png") });
+    await page.locator("#ledger-differences").getByRole("link", { name: "3", exact: true }).click();
+    await expect.poll(() => page.url()).toContain(`#/batches/${batchId}/rows/3`);
+    await accessible("the ledger check with a difference");
+    await shot("10c-ledger-difference");
     await smallShot("batch-returned", "#progress-card");
 
     // The result file, in the other format, mid-day or not: nothing added to outbox/.
