@@ -72,7 +72,7 @@ export function registerBatchRoutes(
   options: BatchRouteOptions,
 ): void {
   const app = parent.withTypeProvider<ZodTypeProvider>();
-  const uploads = new UploadStore(ctx.redis, ctx.prefix);
+  const uploads = new UploadStore(ctx.redis, ctx.prefix, ctx.uploadKeep);
   const uploadContext = { store: uploads, memory: new MappingMemory(ctx.redis, ctx.prefix), api: ctx.client };
   const { store } = ctx;
   const tags = ["batches"];
@@ -100,8 +100,7 @@ export function registerBatchRoutes(
     async (request, reply) => {
       const { sheetId, onInvalid, allowPossibleDuplicates } = request.body;
       const upload = await uploads.get(sheetId);
-      if (!upload)
-        throw new ApiError(404, "NOT_FOUND", `no uploaded sheet ${sheetId} (uploads are kept 30 days)`);
+      if (!upload) throw new ApiError(404, "NOT_FOUND", uploads.goneMessage(sheetId));
       let outcome: Awaited<ReturnType<typeof submitSheet>>;
       try {
         // Rows corrected in the console are written into the sheet first: what is archived and paid is

@@ -8,6 +8,7 @@ import type { PayoutsClient } from "../payouts-api/index.js";
 import type { PipelineSettings } from "../pipeline/index.js";
 import type { ReconcileEnqueuer } from "../reconcile/index.js";
 import type { RedisClient } from "../redis/index.js";
+import type { UploadKeep } from "../uploads/index.js";
 
 /** Default largest upload (a sheet), UPLOAD_LIMIT_MB's default (src/config reads it from here). */
 export const DEFAULT_UPLOAD_LIMIT_MB = 50;
@@ -34,4 +35,6 @@ export interface ApiContext {
   dataDir: string;
   entityId: string;
   uploadLimitBytes: number;
+  /** How long uploads stay in Redis; default src/uploads' DEFAULT_UPLOAD_KEEP. */
+  uploadKeep?: UploadKeep;
 }

@@ -7,36 +7,45 @@ import type { z } from "zod";
 import { type BatchStore, type InvalidRowRecord, type RowRecord, staticRowNumber } from "../batches/index.js";
 import { errorHelp } from "../error-codes/index.js";
 import { formatMinorOrRaw } from "../money/index.js";
+import { DEFAULT_STALE_AFTER_MS, DEFAULT_SWEEP_EVERY_MS } from "../reconcile/index.js";
 import type { PayeeEntry } from "./payee-directory.js";
 import type { RowDetail, RowView as RowViewSchema } from "./schemas.js";
 
 export type RowView = z.output<typeof RowViewSchema>;
 export type RowDetailView = z.output<typeof RowDetail>;
 
-/** A row not final after this long says it has had no news. */
-export const QUIET_AFTER_MS = 15 * 60_000;
+/**
+ * A row not final says it has had no word from the service once it has been quiet as long as the
+ * reconcile sweep waits before it reads the payment itself (a webhook may have been lost): the same
+ * figure, so what the row says is what the sweep does.
+ */
+export const QUIET_AFTER_MS = DEFAULT_STALE_AFTER_MS;
 
 const money = formatMinorOrRaw;
 
 /** Stored problem messages read "CODE: message"; the code is the part before. */
 const CODED = /^([A-Z][A-Z0-9_]*):\s/;
 
+const iso = (ms: number) => new Date(ms).toISOString();
+
 /** What a row that is not final waits for, in a sentence; null for a final row. */
 export function waitingFor(r: RowRecord, context: { heldForApproval: boolean; now: number }): string | null {
+  const since = Date.parse(r.updatedAt);
+  // The sweep reads a quiet row's payment on its next run: by one sweep interval from now at most.
   const quiet =
-    context.now - Date.parse(r.updatedAt) > QUIET_AFTER_MS
-      ? ` No news since ${r.updatedAt}; the sweep asks the service again.`
+    context.now - since > QUIET_AFTER_MS
+      ? ` No word from the service since ${r.updatedAt} (its webhook may be late or lost): the reconcile sweep reads the payment from the service itself, next by ${iso(context.now + DEFAULT_SWEEP_EVERY_MS)}.`
       : "";
   switch (r.state) {
     case "queued":
       if (context.heldForApproval)
         return "Waiting for approval: nothing is paid until the batch is approved.";
       if (r.inDoubtUntil !== undefined && r.inDoubtUntil > context.now) {
-        return `Waiting until ${new Date(r.inDoubtUntil).toISOString()} before it is sent again: an earlier request may still reach the service.`;
+        return `Waiting until ${iso(r.inDoubtUntil)} before it is sent again: an earlier request may still reach the service.`;
       }
       return "Waiting for its turn: rows go to the payment queue a window at a time.";
     case "submitted":
-      return `Sent; waiting for the service to start the payment (a payment under review shows as scheduled).${quiet}`;
+      return `Sent; waiting for the service's confirmation that the payment started (a payment under review shows as scheduled).${quiet}`;
     case "in-progress":
       return `The service is moving the money; waiting for it to complete or fail.${quiet}`;
     default:

@@ -163,14 +163,14 @@ async function receiveParts(
  */
 export function registerSheetRoutes(parent: FastifyInstance, ctx: ApiContext): void {
   const app = parent.withTypeProvider<ZodTypeProvider>();
-  const store = new UploadStore(ctx.redis, ctx.prefix);
+  const store = new UploadStore(ctx.redis, ctx.prefix, ctx.uploadKeep);
   const uploads: UploadContext = { store, memory: new MappingMemory(ctx.redis, ctx.prefix), api: ctx.client };
   const tags = ["sheets"];
   const IdParams = z.object({ id: z.string().max(100).describe("The upload's id (`upl_…`).") });
 
   async function uploadOr404(id: string): Promise<UploadRecord> {
     const upload = await store.get(id);
-    if (!upload) throw new ApiError(404, "NOT_FOUND", `no upload ${id} (uploads are kept 30 days)`);
+    if (!upload) throw new ApiError(404, "NOT_FOUND", store.goneMessage(id));
     return upload;
   }
   function notSubmitted(upload: UploadRecord): void {
@@ -255,7 +255,8 @@ export function registerSheetRoutes(parent: FastifyInstance, ctx: ApiContext): v
       preValidation: allow("batches.read"),
       schema: {
         tags,
-        summary: "An upload's validation again (uploads are kept 30 days)",
+        summary:
+          "An upload's validation again (kept UPLOAD_KEEP_HOURS until submitted, UPLOAD_KEEP_SUBMITTED_DAYS after)",
         params: IdParams,
         response: { 200: UploadView, ...errors(404) },
       },

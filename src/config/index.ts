@@ -22,6 +22,7 @@ import { PayoutsError } from "../errors/index.js";
 import { DEFAULT_TIMEOUT_MS } from "../payouts-api/client.js";
 import { type ClusterNode, parseClusterNodes } from "../redis/cluster-nodes.js";
 import type { SheetLimits } from "../sheets/index.js";
+import { DEFAULT_UPLOAD_KEEP, type UploadKeep } from "../uploads/upload-store.js";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -97,6 +98,10 @@ const EnvSchema = z.object({
   PAYOUTS_TOKEN: z.string().min(1).optional(),
   /** Largest sheet the console and API accept, in MB. */
   UPLOAD_LIMIT_MB: intFrom(1, 10_000).default(DEFAULT_UPLOAD_LIMIT_MB),
+  /** Hours an upload not submitted stays (its rows are the largest thing the console keeps in Redis). */
+  UPLOAD_KEEP_HOURS: intFrom(1, 24 * 366).default(DEFAULT_UPLOAD_KEEP.openSeconds / 3600),
+  /** Days a submitted upload's record (its page and link to the batch) stays. */
+  UPLOAD_KEEP_SUBMITTED_DAYS: intFrom(1, 3660).default(DEFAULT_UPLOAD_KEEP.submittedSeconds / 86_400),
   /** `true` behind a proxy that sets X-Forwarded-For/-Proto (client IPs, Secure cookies behind https). */
   HTTP_TRUST_PROXY: z.enum(["true", "false"]).default("false"),
   /** `payouts worker` serves /metrics on this port (0: off). */
@@ -155,6 +160,8 @@ export interface AppConfig {
   /** Bearer token of those commands. */
   token: string | undefined;
   uploadLimitBytes: number;
+  /** How long uploads stay in Redis (src/uploads holds the defaults and says why). */
+  uploadKeep: UploadKeep;
   trustProxy: boolean;
   metricsPort: number;
   /** Days a finished batch stays watched for returns (0: not watched). */
@@ -214,6 +221,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     serverUrl: (e.PAYOUTS_SERVER_URL ?? `http://127.0.0.1:${e.HTTP_PORT}`).replace(/\/+$/, ""),
     token: e.PAYOUTS_TOKEN,
     uploadLimitBytes: e.UPLOAD_LIMIT_MB * 1024 * 1024,
+    uploadKeep: {
+      openSeconds: e.UPLOAD_KEEP_HOURS * 3600,
+      submittedSeconds: e.UPLOAD_KEEP_SUBMITTED_DAYS * 86_400,
+    },
     trustProxy: e.HTTP_TRUST_PROXY === "true",
     metricsPort: e.METRICS_PORT,
     returnWatchDays: e.PAYOUTS_RETURN_WATCH_DAYS,

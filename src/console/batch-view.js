@@ -3,6 +3,7 @@
 // search), each with what happened, what to do next and what it waits for. Its address carries the
 // filters, so a link shows the same rows.
 
+import { ledgerCard, runLedgerCheck } from "./ledger-card.js";
 import {
   $,
   addAmounts,
@@ -21,15 +22,19 @@ import {
   stateBadge,
   timeEl,
   when,
+  withTimes,
 } from "./lib.js";
 
 const PAGE = 50;
 /** Requests a search makes on its own before it asks whether to go on. */
 const SEARCH_STEPS = 20;
 const PAID = ["completed"];
-const FAILED = ["failed", "rejected", "error", "canceled", "returned"];
+const FAILED = ["failed", "rejected", "error", "canceled"];
+/** Paid, then sent back (an ACH return): shown on their own, since the payee has not got the money. */
+const RETURNED = ["returned"];
 const PENDING = ["queued", "submitted", "in-progress"];
-const RETRYABLE = new Set(["failed", "canceled", "rejected", "error"]);
+const RETRYABLE = new Set(["failed", "canceled", "rejected", "error", "returned"]);
+const ATTENTION = "failed,rejected,error,canceled,returned";
 const ROW_STATES = [
   "queued",
   "submitted",
@@ -39,9 +44,18 @@ const ROW_STATES = [
   "canceled",
   "rejected",
   "error",
+  "returned",
 ];
 
-const view = { id: null, batch: null, samples: [], rowsTimer: null, approval: null };
+const view = {
+  id: null,
+  batch: null,
+  samples: [],
+  rowsTimer: null,
+  approval: null,
+  ledgerAnswer: null,
+  ledgerRunning: false,
+};
 
 // ---- header, progress ------------------------------------------------------------------------------
 
@@ -72,6 +86,7 @@ function rateText(b) {
 }
 
 function progressCard(b) {
+  const returned = b.counts.returned ?? 0;
   const rows = b.totals.map((t) => {
     const sum = (states) => addAmounts(states.map((s) => t.byState[s] ?? "0"));
     return el(
@@ -80,6 +95,7 @@ function progressCard(b) {
       el("th", { scope: "row" }, t.currency),
       el("td", { class: "num" }, money(sum(PAID), t.currency)),
       el("td", { class: "num" }, money(sum(FAILED), t.currency)),
+      returned ? el("td", { class: "num returned" }, money(sum(RETURNED), t.currency)) : null,
       el("td", { class: "num" }, money(sum(PENDING), t.currency)),
       el("td", { class: "num" }, money(t.amount, t.currency)),
     );
@@ -106,6 +122,16 @@ function progressCard(b) {
       ".",
     ),
     el("p", { id: "rate" }, rateText(b)),
+    returned
+      ? el(
+          "p",
+          { id: "returned-note", class: "warning" },
+          el("span", { class: "state state-returned" }, "returned"),
+          ` ${count(returned)} row${returned === 1 ? " was" : "s were"} paid, then came back: the payee does not have the money. `,
+          el("a", { href: href(["batches", b.id], { state: "returned" }) }, "Show the returned rows"),
+          " (each says what to do; correct and retry them).",
+        )
+      : null,
     el(
       "table",
       { class: "compact" },
@@ -116,7 +142,9 @@ function progressCard(b) {
         el(
           "tr",
           {},
-          ...["Currency", "Paid", "Failed", "Pending", "Total"].map((h) => el("th", { scope: "col" }, h)),
+          ...["Currency", "Paid", "Failed", returned ? "Returned" : null, "Pending", "Total"]
+            .filter(Boolean)
+            .map((h) => el("th", { scope: "col" }, h)),
         ),
       ),
       el("tbody", {}, ...rows),
@@ -194,7 +222,12 @@ function approvalCard(b, a) {
     el("h2", { id: "approval-title" }, "Approval"),
     el("p", { id: "approval-summary" }, stateBadge(a.status), ` ${status}`),
     el("p", {}, `Submitted by ${a.submittedBy}, `, timeEl(a.requestedAt), "."),
-    reasons.length ? [el("h3", {}, "Why it is held"), el("ul", {}, ...reasons)] : null,
+    reasons.length
+      ? [
+          el("h3", {}, a.status === "awaiting-approval" ? "Why it is held" : "Why it was held"),
+          el("ul", {}, ...reasons),
+        ]
+      : null,
     a.approvals.length
       ? [
           el("h3", {}, "Approvals given"),
@@ -302,9 +335,9 @@ async function decide(action) {
     await load(b.id);
     say(
       outcome === "approved"
-        ? "Approved: the batch's rows are queued for payment."
+        ? `Approved by you, ${when(new Date().toISOString())}: the batch's rows went to payment.`
         : outcome === "recorded"
-          ? "Your approval is recorded; the batch waits for more approvers."
+          ? `Your approval is recorded, ${when(new Date().toISOString())}; the card shows how many more are needed.`
           : outcome === "rejected"
             ? "Rejected: every row is canceled; nothing is paid."
             : `Nothing changed (${outcome}).`,
@@ -326,7 +359,7 @@ function helpCell(r) {
       el("span", { class: "next" }, `Next: ${r.help.nextStep}`),
     );
   }
-  return el("td", { class: "muted" }, r.waitingFor ?? "");
+  return el("td", { class: "muted" }, withTimes(r.waitingFor));
 }
 
 function rowLine(b, r) {
@@ -404,7 +437,7 @@ function filters(query) {
       "select",
       { id: "state-filter" },
       el("option", { value: "" }, "every valid row"),
-      el("option", { value: "failed,rejected,error,canceled" }, "rows that need attention"),
+      el("option", { value: ATTENTION }, "rows that need attention"),
       ...ROW_STATES.map((s) => el("option", { value: s }, s)),
       el("option", { value: "invalid" }, "invalid rows (not submitted)"),
     ),
@@ -416,7 +449,7 @@ function filters(query) {
       placeholder: "reference, payee, amount, error code",
       value: query.get("q") ?? "",
     }),
-    el("button", { type: "submit" }, "Show rows"),
+    el("button", { type: "submit", id: "rows-show" }, "Show rows"),
   );
   form.querySelector("#state-filter").value = state;
   return form;
@@ -432,7 +465,10 @@ function pager(page, query) {
   if (positional(query)) {
     const offset = page.offset ?? 0;
     if (offset > 0)
-      nav.append(el("a", { href: to({ offset: Math.max(0, offset - PAGE) }) }, "← Previous"), " ");
+      nav.append(
+        el("a", { href: to({ offset: Math.max(0, offset - PAGE) }), id: "rows-prev" }, "← Previous"),
+        " ",
+      );
     if (page.nextCursor)
       nav.append(el("a", { href: to({ offset: offset + PAGE }), id: "rows-next" }, "Next →"), " ");
     const pages = Math.ceil(page.rows / PAGE);
@@ -463,7 +499,7 @@ function pager(page, query) {
     }
     return nav;
   }
-  if (query.get("c")) nav.append(el("a", { href: to({}) }, "First page"), " ");
+  if (query.get("c")) nav.append(el("a", { href: to({}), id: "rows-first" }, "First page"), " ");
   if (page.nextCursor) nav.append(el("a", { href: to({ c: page.nextCursor }), id: "rows-next" }, "Next →"));
   return nav;
 }
@@ -485,7 +521,19 @@ function summaryText(page, query) {
   return `${what === "rows" ? "Rows" : "Invalid rows"} ${count(from)}–${count(from + shown - 1)} of ${count(page.rows)}, in sheet order.`;
 }
 
+/** Shows the rows the address asks for; when they cannot be read, the summary says so (not "Loading…"). */
 async function loadRows(query) {
+  try {
+    await readRows(query);
+  } catch (err) {
+    const summary = $("rows-summary");
+    if (summary)
+      summary.textContent = `The rows could not be read (${err.message}); reload the page to try again.`;
+    throw err;
+  }
+}
+
+async function readRows(query) {
   const id = view.id;
   const q = new URLSearchParams({ limit: String(PAGE) });
   for (const k of ["state", "q", "offset"]) if (query.get(k)) q.set(k, query.get(k));
@@ -605,9 +653,13 @@ async function cancelRow(row) {
 async function showRow(rowNumber) {
   const box = $("row-detail");
   if (!rowNumber) {
+    // Back from a row's details by keyboard: the focus returns to that row's link.
+    const from = box.contains(document.activeElement) ? box.dataset.row : undefined;
     box.replaceChildren();
+    if (from) document.querySelector(`#rows tr[data-row="${from}"] .actions-cell a`)?.focus();
     return;
   }
+  box.dataset.row = String(rowNumber);
   const r = await api(`/api/v1/batches/${encodeURIComponent(view.id)}/rows/${encodeURIComponent(rowNumber)}`);
   const back = { ...Object.fromEntries(currentRoute().query) };
   box.replaceChildren(
@@ -640,7 +692,7 @@ async function showRow(rowNumber) {
             ]
           : null,
         r.help ? [el("dt", {}, "What to do"), el("dd", {}, r.help.nextStep)] : null,
-        r.waitingFor ? [el("dt", {}, "Waiting for"), el("dd", {}, r.waitingFor)] : null,
+        r.waitingFor ? [el("dt", {}, "Waiting for"), el("dd", {}, withTimes(r.waitingFor))] : null,
       ),
       el("h3", {}, "History"),
       el(
@@ -673,6 +725,26 @@ async function load(id) {
   $("batch-header").replaceWith(header(b));
   $("approval-card").replaceWith(approvalCard(b, approval));
   $("progress-card").replaceWith(progressCard(b));
+  showLedger();
+}
+
+function showLedger() {
+  $("ledger-card")?.replaceWith(
+    ledgerCard(view.batch, { answer: view.ledgerAnswer, running: view.ledgerRunning, run: checkLedger }),
+  );
+}
+
+async function checkLedger() {
+  const b = view.batch;
+  view.ledgerRunning = true;
+  showLedger();
+  const answer = await runLedgerCheck(api, b);
+  view.ledgerRunning = false;
+  if (view.id !== b.id) return;
+  if (answer) view.ledgerAnswer = answer;
+  // The outcome is kept on the batch: read it back as every other viewer of the batch will see it.
+  await load(b.id).catch(() => showLedger());
+  $("ledger-check")?.focus();
 }
 
 export async function renderBatch(route, { fresh }) {
@@ -681,10 +753,13 @@ export async function renderBatch(route, { fresh }) {
   if (fresh || view.id !== id || !$("rows")) {
     view.id = id;
     view.samples = [];
+    view.ledgerAnswer = null;
+    view.ledgerRunning = false;
     $("page").replaceChildren(
       el("div", { id: "batch-header" }, el("h1", {}, `Batch ${id}`)),
       el("div", { id: "approval-card" }),
       el("div", { id: "progress-card" }),
+      el("div", { id: "ledger-card" }),
       rowsSection(route.query),
     );
     await load(id);
@@ -713,7 +788,7 @@ export function updateBatch(b) {
     view.rowsTimer = setTimeout(() => {
       view.rowsTimer = null;
       if (view.id === b.id && !$("rows-section")?.contains(document.activeElement))
-        void loadRows(currentRoute().query);
+        loadRows(currentRoute().query).catch(() => {});
     }, 3_000);
   }
 }

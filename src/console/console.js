@@ -4,7 +4,7 @@
 import { renderAudit } from "./audit-view.js";
 import { renderBatch, updateBatch } from "./batch-view.js";
 import { renderBatches, updateBatchLine } from "./batches-view.js";
-import { $, api, currentRoute, go, may, say, session } from "./lib.js";
+import { $, api, currentRoute, go, may, say, session, takeNextMessage } from "./lib.js";
 import { renderReference } from "./reference-view.js";
 import { renderUpload } from "./upload-view.js";
 
@@ -31,18 +31,33 @@ async function route() {
   const page = r.path.slice(0, 2).join("/");
   const fresh = page !== lastPage;
   lastPage = page;
-  if (fresh) say("");
+  // A new page starts without the last one's message (unless it was sent along to this page); a
+  // change of filters clears an error, which was about the action before it.
+  const message = takeNextMessage();
+  if (message) say(message.text, message.isError);
+  else if (fresh || $("status").classList.contains("error")) say("");
   for (const a of document.querySelectorAll("nav a[href^='#/']")) {
     const current = a.getAttribute("href").slice(2) === name;
     if (current) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
   }
+  // A control the page draws again (a filter, a pager) is a new element: the focus would fall to the
+  // page's start, so it goes back to the control of the same id.
+  const before = document.activeElement;
+  const focusId = before && before !== document.body ? before.id : "";
   try {
     await view(r, { fresh });
   } catch (err) {
     say(err.message, true);
   }
-  if (fresh) $("main").focus();
+  const now = document.activeElement;
+  const untouched = now === before || now === document.body || !now?.isConnected;
+  // A new page takes the focus to its start, unless the person moved it while the page was loading.
+  if (fresh) {
+    if (untouched) $("main").focus();
+  } else if (focusId && (now === document.body || !now?.isConnected)) {
+    $(focusId)?.focus();
+  }
 }
 
 function listen() {

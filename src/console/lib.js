@@ -110,6 +110,13 @@ export const count = (n) => new Intl.NumberFormat().format(n);
 /** `<time>` with the viewer's time and the exact UTC time as a tooltip. */
 export const timeEl = (iso) => el("time", { datetime: iso ?? "", title: iso ?? "" }, when(iso));
 
+const ISO_TIME = /(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)/;
+/** A server's sentence with its UTC times shown in the viewer's zone (each a `<time>`). */
+export const withTimes = (text) =>
+  String(text ?? "")
+    .split(ISO_TIME)
+    .map((part, i) => (i % 2 === 1 ? timeEl(part) : part));
+
 /** A row state as a badge. */
 export const stateBadge = (s) => el("span", { class: `state state-${s}` }, s);
 
@@ -154,8 +161,20 @@ export function href(path, query) {
   return `#/${path.map(encodeURIComponent).join("/")}${qs}`;
 }
 
-/** Goes to a page; `replace` changes the address without a new history entry (filters as you type). */
-export function go(address, { replace = false } = {}) {
+let nextMessage = null;
+/** The message `go` was given for the page it goes to, once (console.js shows it when that page is drawn). */
+export function takeNextMessage() {
+  const m = nextMessage;
+  nextMessage = null;
+  return m;
+}
+
+/**
+ * Goes to a page; `replace` changes the address without a new history entry (filters as you type).
+ * `message` is said once the new page is drawn: said before, the page change would clear it at once.
+ */
+export function go(address, { replace = false, message = null } = {}) {
+  nextMessage = message;
   if (replace) {
     history.replaceState(null, "", address);
     window.dispatchEvent(new HashChangeEvent("hashchange"));

@@ -76,8 +76,13 @@ async function upload(files) {
   say(`Checking ${sheets[0].name}${files.length > 1 ? ` and ${files.length - 1} file(s)` : ""}…`);
   try {
     const u = await api("/api/v1/sheets", { method: "POST", body: form });
-    go(href(["uploads", u.id]));
-    say(`${u.fileName}: ${count(u.validRows)} valid, ${count(u.invalidRows)} invalid rows.`);
+    go(href(["uploads", u.id]), {
+      message: {
+        text: u.needsMapping
+          ? `${u.fileName}: its columns are not ours; match them below, then its rows are checked.`
+          : `${u.fileName}: ${count(u.validRows)} valid, ${count(u.invalidRows)} invalid rows.`,
+      },
+    });
   } catch (err) {
     say(`${sheets[0].name}: ${err.message}`, true);
   }
@@ -102,8 +107,12 @@ function summary(u) {
     el(
       "p",
       { id: "validation-summary" },
-      `${count(u.rows)} rows: ${count(u.validRows)} valid, ${count(u.invalidRows)} invalid`,
-      u.problemCount ? `; ${count(u.problemCount)} problem(s)` : "; no problems",
+      u.needsMapping && u.rows === 0
+        ? "Its rows are checked once its columns are matched to ours"
+        : [
+            `${count(u.rows)} rows: ${count(u.validRows)} valid, ${count(u.invalidRows)} invalid`,
+            u.problemCount ? `; ${count(u.problemCount)} problem(s)` : "; no problems",
+          ],
       u.editedRows ? `; ${count(u.editedRows)} row(s) corrected here (submitted as corrected)` : "",
       `. Uploaded by ${u.uploadedBy}, `,
       timeEl(u.uploadedAt),
@@ -153,7 +162,13 @@ function mappingForm(u) {
     el(
       "p",
       {},
-      u.sheetProblems.map((p) => p.message).join(" "),
+      u.sheetProblems
+        .map((p) =>
+          p.code === "HEADER_NOT_FOUND"
+            ? "No row at the top of this sheet names our columns (at least to_account and amount)."
+            : p.message.replace(/([^.])$/, "$1."),
+        )
+        .join(" "),
       " Say which of your columns holds each of ours; the sheet is checked again, and the next sheet with the same headers is matched the same way.",
     ),
     el(
@@ -298,7 +313,8 @@ function actions(u) {
       ".",
     );
   }
-  if (!may("batches.submit")) return el("p", { id: "upload-actions" });
+  // Nothing to submit until the columns are matched.
+  if (!may("batches.submit") || u.needsMapping) return el("p", { id: "upload-actions" });
   const totals = u.totals.map((t) => money(t.amount, t.currency)).join(" + ") || "nothing";
   return el(
     "div",
@@ -369,12 +385,14 @@ async function submit(u, onInvalid, totals) {
       method: "POST",
       json: { sheetId: u.id, onInvalid, allowPossibleDuplicates },
     });
-    go(href(["batches", batch.id]));
-    say(
-      batch.state === "awaiting-approval"
-        ? `Submitted as batch ${batch.id}; it waits for approval: send an approver its link.`
-        : `Submitted as batch ${batch.id}.`,
-    );
+    go(href(["batches", batch.id]), {
+      message: {
+        text:
+          batch.state === "awaiting-approval"
+            ? `Submitted as batch ${batch.id}; it waits for approval: send an approver its link.`
+            : `Submitted as batch ${batch.id}.`,
+      },
+    });
   } catch (err) {
     if (err instanceof ApiCallError && err.code === "DUPLICATE_FILE") {
       const id = err.body.error.batchId;
@@ -418,7 +436,9 @@ async function loadRows(u, query) {
       "nav",
       { class: "pager", id: "rows-pager", "aria-label": "Pages of the sheet's rows" },
       `${only ? "Rows with problems" : "Rows, those with problems first"}: ${page.total ? `${count(offset + 1)}–${count(offset + page.data.length)} of ${count(page.total)}` : "none"}. `,
-      offset > 0 ? el("a", { href: to({ offset: Math.max(0, offset - PAGE) }) }, "← Previous") : null,
+      offset > 0
+        ? el("a", { href: to({ offset: Math.max(0, offset - PAGE) }), id: "rows-prev" }, "← Previous")
+        : null,
       " ",
       offset + PAGE < page.total
         ? el("a", { href: to({ offset: offset + PAGE }), id: "rows-next" }, "Next →")

@@ -63,6 +63,7 @@ const ROW_OUTCOMES: Record<string, Entry> = {
   PAYMENT_FAILED: ["The payee's bank did not accept the payment (the service reports it failed).", "Check the payee's bank details; correct the payee or amount and retry the row."],
   PAYMENT_CANCELED: ["The payment was canceled at the service before it was paid.", "Retry the row if it should still be paid."],
   ANSWER_MISMATCH: ["The service answered with a payment that is not this row's (another reference, row, amount or account); it was not recorded.", "Nothing to do while the row is resolved against the ledger; if it ends in error, look the row's reference up at the service before retrying."],
+  PAYMENT_RETURNED: ["The payment completed, then came back (the service later reported it failed or canceled, as with an ACH return): the payee does not have the money.", "Check the payee's bank details with them, correct the row and retry it; the returned money is back in the paying account."],
   REFERENCE_REUSED: ["This reference already paid another payout (an earlier batch or another system).", "Nothing was paid for this row. If it is a new payout, give it a new reference in a new sheet."],
   APPROVAL_REJECTED: ["An approver rejected the batch, so no row was paid.", "Read the approver's reason, fix the sheet and submit it again for approval."],
   APPROVAL_EXPIRED: ["Nobody approved the batch in time, so no row was paid.", "Submit the sheet again and ask an approver to decide."],

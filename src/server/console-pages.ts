@@ -16,6 +16,7 @@ const ASSETS: Record<string, string> = {
   "upload-view.js": JS,
   "batches-view.js": JS,
   "batch-view.js": JS,
+  "ledger-card.js": JS,
   "audit-view.js": JS,
   "reference-view.js": JS,
   "login.js": JS,

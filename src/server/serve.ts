@@ -17,6 +17,7 @@ import { connectRedis, openPipeline } from "../pipeline/index.js";
 import { createReconcileQueue, lookMarker } from "../reconcile/index.js";
 import type { RedisClient } from "../redis/index.js";
 import { createResultFiles } from "../results/index.js";
+import type { UploadKeep } from "../uploads/index.js";
 import { createHttpServer, listen, type RunningHttpServer } from "./http-server.js";
 import { ServerMetrics } from "./metrics.js";
 import type { ResultFileSource } from "./result-download.js";
@@ -46,6 +47,8 @@ export interface ServerOptions {
   entityId?: string;
   /** Largest sheet upload (UPLOAD_LIMIT_MB). Default 50 MB. */
   uploadLimitBytes?: number;
+  /** How long uploads stay in Redis (UPLOAD_KEEP_HOURS, UPLOAD_KEEP_SUBMITTED_DAYS). Default: src/uploads'. */
+  uploadKeep?: UploadKeep;
   /** Behind a proxy that sets X-Forwarded-For/-Proto (HTTP_TRUST_PROXY). Default false. */
   trustProxy?: boolean;
   /** Which submitted batches wait for approval. Default: the APPROVAL_* settings of the environment. */
@@ -158,6 +161,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         dataDir: path.resolve(options.dataDir ?? "data"),
         entityId: options.entityId ?? "me",
         uploadLimitBytes: options.uploadLimitBytes ?? DEFAULT_UPLOAD_LIMIT_BYTES,
+        ...(options.uploadKeep ? { uploadKeep: options.uploadKeep } : {}),
       },
     });
     running = await listen(app, options.port ?? 0, options.host ?? "127.0.0.1");

@@ -52,13 +52,25 @@ export const HEADER_SEARCH_ROWS = 20;
  */
 export function findHeader(
   rows: ReadonlyArray<readonly string[]>,
+  headerNames?: HeaderNames,
 ): { index: number; columns: SheetColumn[] } | undefined {
   const limit = Math.min(rows.length, HEADER_SEARCH_ROWS);
   for (let index = 0; index < limit; index++) {
-    const cells = rows[index] ?? [];
+    const cells = renamed(rows[index] ?? [], headerNames);
     if (isHeaderRow(cells)) return { index, columns: headerColumns(cells) };
   }
   return undefined;
+}
+
+/** A sheet's own header texts read as our column names (a column mapping): "Betrag" → "amount". */
+export type HeaderNames = Readonly<Record<string, string>>;
+
+function renamed(cells: readonly string[], names: HeaderNames | undefined): readonly string[] {
+  if (!names) return cells;
+  return cells.map((c) => {
+    const own = c.replace(/^\uFEFF/, "").trim();
+    return Object.hasOwn(names, own) ? names[own]! : c;
+  });
 }
 
 /** Builds the column list of a header row; extra columns keep their header text and order. */

@@ -5,7 +5,7 @@
 export { dateText, excelSerialToDate, isDateFormat } from "./cell-value.js";
 export type { CsvDelimiter, CsvEncoding, EncodingSniff } from "./csv/index.js";
 export { detectDelimiter, parseSepLine, sniffEncoding } from "./csv/index.js";
-export type { SheetColumnName } from "./header.js";
+export type { HeaderNames, SheetColumnName } from "./header.js";
 export { canonicalColumn, findHeader, HEADER_SEARCH_ROWS, SHEET_COLUMNS } from "./header.js";
 export { type IsolatedReadOptions, readSheetIsolated, SheetReadAborted } from "./isolated-read.js";
 export {
@@ -28,3 +28,4 @@ export type {
   SheetRow,
 } from "./types.js";
 export { columnLetter, SheetReadError } from "./types.js";
+export { xlsxFirstRows } from "./xlsx-reader.js";

@@ -95,6 +95,11 @@ export interface OpenSheetOptions {
   sheet?: string;
   /** Bounds on what is read, over the process's (see `configureSheetLimits`). */
   limits?: Partial<SheetLimits>;
+  /**
+   * XLSX: header texts of the sheet read as our column names (a column mapping), so a header row
+   * that names none of our columns is found where it is, title rows above it kept.
+   */
+  headerNames?: Readonly<Record<string, string>>;
 }
 
 export type SheetReadErrorCode =

@@ -31,7 +31,7 @@
  */
 import { posix } from "node:path";
 import { AmountConventionTally } from "../money/index.js";
-import { describeHeaderSearch, findHeader, HEADER_SEARCH_ROWS } from "./header.js";
+import { describeHeaderSearch, findHeader, HEADER_SEARCH_ROWS, type HeaderNames } from "./header.js";
 import { DtdGuard, limitExceeded, ReadDeadline, type SheetLimits, sheetLimits } from "./limits.js";
 import {
   columnLetter,
@@ -187,6 +187,12 @@ function rowTexts(row: RawRow, context: CellContext): string[] {
   return Array.from(texts, (t) => t ?? "");
 }
 
+/** A sheet's first rows (their cell texts and row numbers), when no header was found among them. */
+interface FirstRows {
+  firstRows: string[][];
+  rowNumbers: number[];
+}
+
 interface SheetScan {
   header: { rowNumber: number; columns: SheetColumn[] };
   merges: MergedArea[];
@@ -202,7 +208,8 @@ interface SheetScan {
 async function scanSheet(
   workbook: Workbook,
   sheet: SheetEntry,
-): Promise<SheetScan | { firstRows: string[][] }> {
+  headerNames?: HeaderNames,
+): Promise<SheetScan | FirstRows> {
   const context = workbook.cells;
   const scanner = new WorksheetScanner(workbook.limits);
   const tally = new AmountConventionTally();
@@ -224,7 +231,7 @@ async function scanSheet(
   };
   const decide = (): boolean => {
     searching = false;
-    const found = findHeader(firstRows);
+    const found = findHeader(firstRows, headerNames);
     if (!found) return false;
     header = { rowNumber: first[found.index]?.number ?? 1, columns: found.columns };
     amountColumn = found.columns.find((c) => c.canonical === "amount")?.index ?? -1;
@@ -241,13 +248,13 @@ async function scanSheet(
           firstRows.push(rowTexts(row, context));
           continue;
         }
-        if (!decide()) return { firstRows };
+        if (!decide()) return { firstRows, rowNumbers: first.map((r) => r.number) };
       }
       tallyRow(row);
     }
   }
-  if (searching && !decide()) return { firstRows };
-  if (!header) return { firstRows };
+  if (searching && !decide()) return { firstRows, rowNumbers: first.map((r) => r.number) };
+  if (!header) return { firstRows, rowNumbers: first.map((r) => r.number) };
   return { header, merges: mergedAreas(scanner.merges), tally };
 }
 
@@ -318,7 +325,7 @@ function coveredBy(areas: readonly MergedArea[], row: number, column: number): s
 export async function openXlsx(path: string, options: OpenSheetOptions = {}): Promise<OpenedSheet> {
   const workbook = await openWorkbook(path, sheetLimits(options.limits));
   try {
-    const { sheet, scan } = await chooseSheet(workbook, options.sheet);
+    const { sheet, scan } = await chooseSheet(workbook, options.sheet, options.headerNames);
     const { rowNumber: headerRowNumber, columns } = scan.header;
     const sheetHeader: SheetHeader = {
       columns,
@@ -339,6 +346,7 @@ export async function openXlsx(path: string, options: OpenSheetOptions = {}): Pr
 async function chooseSheet(
   workbook: Workbook,
   name: string | undefined,
+  headerNames?: HeaderNames,
 ): Promise<{ sheet: SheetEntry; scan: SheetScan }> {
   const names = workbook.sheets.map((s) => `"${s.name}"`).join(", ");
   if (name !== undefined) {
@@ -350,7 +358,7 @@ async function chooseSheet(
         `there is no sheet "${name}"; the workbook has ${names || "no worksheets"}`,
       );
     }
-    const found = await guard(scanSheet(workbook, chosen));
+    const found = await guard(scanSheet(workbook, chosen, headerNames));
     if ("firstRows" in found) {
       throw new SheetReadError(
         "HEADER_NOT_FOUND",
@@ -360,7 +368,7 @@ async function chooseSheet(
     return { sheet: chosen, scan: found };
   }
   for (const sheet of workbook.sheets.filter((s) => !s.hidden)) {
-    const found = await guard(scanSheet(workbook, sheet));
+    const found = await guard(scanSheet(workbook, sheet, headerNames));
     if ("header" in found) return { sheet, scan: found };
   }
   throw new SheetReadError(
@@ -447,6 +455,32 @@ async function* xlsxRows(
     }
   } catch (error) {
     throw asSheetError(error);
+  } finally {
+    workbook.zip.close();
+  }
+}
+
+/**
+ * The first rows of a worksheet that has no header of ours (the one named, else the first visible
+ * one): what a person maps to our columns. Their cell texts with their row numbers.
+ */
+export async function xlsxFirstRows(
+  path: string,
+  options: { sheet?: string | undefined; limits?: Partial<SheetLimits> } = {},
+): Promise<{ sheetName: string; rows: { rowNumber: number; cells: string[] }[] }> {
+  const workbook = await openWorkbook(path, sheetLimits(options.limits));
+  try {
+    const wanted = options.sheet?.trim().toLowerCase();
+    const sheet = wanted
+      ? workbook.sheets.find((s) => s.name.trim().toLowerCase() === wanted)
+      : workbook.sheets.find((s) => !s.hidden);
+    if (!sheet) throw new SheetReadError("SHEET_NOT_FOUND", `there is no sheet "${options.sheet ?? ""}"`);
+    const found = await guard(scanSheet(workbook, sheet));
+    const rows =
+      "firstRows" in found
+        ? found.firstRows.map((cells, i) => ({ rowNumber: found.rowNumbers[i]!, cells }))
+        : [];
+    return { sheetName: sheet.name, rows };
   } finally {
     workbook.zip.close();
   }

@@ -88,6 +88,28 @@ export async function csvFirstLine(
   return headers ? { headers, delimiter: parsed.meta.delimiter } : undefined;
 }
 
+/**
+ * The row that most likely heads a worksheet with no header of ours: the first of its fullest rows
+ * among the first ones (a title above the header fills fewer cells; data rows below fill as many).
+ */
+export function likelyHeaderRow(
+  rows: readonly { rowNumber: number; cells: readonly string[] }[],
+): { rowNumber: number; headers: string[] } | undefined {
+  const filled = (cells: readonly string[]) => cells.filter((c) => c.trim() !== "").length;
+  const most = Math.max(0, ...rows.map((r) => filled(r.cells)));
+  // One filled cell is a title, not a header.
+  if (most < 2) return undefined;
+  const row = rows.find((r) => filled(r.cells) === most)!;
+  const headers = row.cells.map((c) => c.trim());
+  while (headers.length > 0 && headers.at(-1) === "") headers.pop();
+  return { rowNumber: row.rowNumber, headers };
+}
+
+/** A mapping as the sheet reader takes it: the sheet's header text → our column. */
+export function headerNamesOf(mapping: ColumnMapping): Record<string, string> {
+  return Object.fromEntries(Object.entries(mapping).map(([ours, theirs]) => [theirs.trim(), ours]));
+}
+
 /** Rewrites a CSV's first non-blank line with the mapped headers; the rest of the file is untouched. */
 export async function renameCsvHeader(file: string, renames: ReadonlyMap<number, string>): Promise<void> {
   const bytes = await readFile(file);

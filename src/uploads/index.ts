@@ -21,8 +21,9 @@ export { EditError, editRows, type RowEdit } from "./edit-rows.js";
 export { writeSheetCopy } from "./sheet-copy.js";
 export {
   type CurrencyTotal,
+  DEFAULT_UPLOAD_KEEP,
   UPLOAD_ID_PATTERN,
-  UPLOAD_TTL_SECONDS,
+  type UploadKeep,
   type UploadRecord,
   UploadStore,
 } from "./upload-store.js";

@@ -27,9 +27,12 @@ export async function writeSheetCopy(
   source: string,
   target: string,
   changes: SheetChanges,
-  options: { sheet?: string | undefined } = {},
+  options: { sheet?: string | undefined; headerNames?: Readonly<Record<string, string>> } = {},
 ): Promise<number> {
-  const opened = await openSheet(source, options.sheet ? { sheet: options.sheet } : {});
+  const opened = await openSheet(source, {
+    ...(options.sheet ? { sheet: options.sheet } : {}),
+    ...(options.headerNames ? { headerNames: options.headerNames } : {}),
+  });
   const { header } = opened;
   const headers = header.columns.map((c) => changes.headers?.[c.key] ?? c.original);
   const cellsOf = (rowNumber: number, cells: Record<string, SheetCell>): SheetCell[] => {

@@ -1,5 +1,8 @@
 /**
- * Uploaded sheets in Redis, for the console to page through, correct and submit (30 days):
+ * Uploaded sheets in Redis, for the console to page through, correct and submit. An upload is kept
+ * {@link UploadKeep}: while it is open (not submitted), its rows for `openSeconds` after its last
+ * change; once submitted, its rows are dropped and its record (what the upload's address shows: the
+ * counts and a link to its batch) stays `submittedSeconds`.
  *
  *   <p>:upload:<id>                 string  the upload's record (JSON): counts, totals, header, files
  *   <p>:upload:<id>:rows            hash    row number → the row's cells (compact) and problems
@@ -16,7 +19,19 @@ import type { Problem } from "../intake/index.js";
 import type { RedisClient } from "../redis/index.js";
 import type { SheetCell, SheetHeader } from "../sheets/types.js";
 
-export const UPLOAD_TTL_SECONDS = 30 * 24 * 3600;
+/** How long uploads stay in Redis (UPLOAD_KEEP_HOURS, UPLOAD_KEEP_SUBMITTED_DAYS). */
+export interface UploadKeep {
+  /** An upload not submitted: since its last change (upload, correction, mapping). */
+  openSeconds: number;
+  /** A submitted upload's record (its rows are dropped at submission): since the submission. */
+  submittedSeconds: number;
+}
+
+/**
+ * A day to correct and submit what was uploaded (a sheet left longer is uploaded again: its rows are
+ * the largest thing the console keeps); a week to follow a submitted upload's link to its batch.
+ */
+export const DEFAULT_UPLOAD_KEEP: UploadKeep = { openSeconds: 24 * 3600, submittedSeconds: 7 * 24 * 3600 };
 export const UPLOAD_ID_PATTERN = /^upl_[a-f0-9]{20}$/;
 
 export interface CurrencyTotal {
@@ -102,6 +117,7 @@ export class UploadStore {
   constructor(
     readonly redis: RedisClient,
     private readonly prefix: string,
+    private readonly keep: UploadKeep = DEFAULT_UPLOAD_KEEP,
   ) {}
 
   key(id: string, part?: "rows" | "problem-rows" | "clean-rows" | "refs" | "edits"): string {
@@ -109,7 +125,15 @@ export class UploadStore {
   }
 
   async save(record: UploadRecord): Promise<void> {
-    await this.redis.set(this.key(record.id), JSON.stringify(record), "EX", UPLOAD_TTL_SECONDS);
+    const seconds = record.batchId ? this.keep.submittedSeconds : this.keep.openSeconds;
+    await this.redis.set(this.key(record.id), JSON.stringify(record), "EX", seconds);
+  }
+
+  /** What to say when an upload is asked for and not found (gone, or never made). */
+  goneMessage(id: string): string {
+    const hours = Math.round(this.keep.openSeconds / 3600);
+    const days = Math.round(this.keep.submittedSeconds / 86_400);
+    return `no upload ${id}: an upload is kept ${hours} h until it is submitted (UPLOAD_KEEP_HOURS) and ${days} days after (UPLOAD_KEEP_SUBMITTED_DAYS); upload the sheet again`;
   }
 
   async get(id: string): Promise<UploadRecord | undefined> {
@@ -150,7 +174,7 @@ export class UploadStore {
     // The first use of a reference is the one kept (later rows are its duplicates).
     for (let i = 0; i < refs.length; i += 2) pipeline.hsetnx(this.key(id, "refs"), refs[i]!, refs[i + 1]!);
     for (const part of ["rows", "problem-rows", "clean-rows", "refs", "edits"] as const) {
-      pipeline.expire(this.key(id, part), UPLOAD_TTL_SECONDS);
+      pipeline.expire(this.key(id, part), this.keep.openSeconds);
     }
     for (const [err] of (await pipeline.exec()) ?? []) if (err) throw err;
   }
@@ -222,7 +246,13 @@ export class UploadStore {
 
   async putEdits(id: string, rowNumber: number, cells: Record<string, string>): Promise<void> {
     await this.redis.hset(this.key(id, "edits"), String(rowNumber), JSON.stringify(cells));
-    await this.redis.expire(this.key(id, "edits"), UPLOAD_TTL_SECONDS);
+    // A correction is a change: the whole upload is kept from now on.
+    const pipeline = this.redis.pipeline();
+    pipeline.expire(this.key(id), this.keep.openSeconds);
+    for (const part of ["rows", "problem-rows", "clean-rows", "refs", "edits"] as const) {
+      pipeline.expire(this.key(id, part), this.keep.openSeconds);
+    }
+    for (const [err] of (await pipeline.exec()) ?? []) if (err) throw err;
   }
 
   async clearEdits(id: string): Promise<void> {

@@ -7,11 +7,13 @@
 import { mkdir, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import type { IntakeApi } from "../intake/index.js";
-import { SheetReadError } from "../sheets/index.js";
+import { SheetReadError, xlsxFirstRows } from "../sheets/index.js";
 import {
   type ColumnMapping,
   checkMapping,
   csvFirstLine,
+  headerNamesOf,
+  likelyHeaderRow,
   MappingError,
   type MappingMemory,
   renameCsvHeader,
@@ -67,25 +69,20 @@ export async function validateNewUpload(ctx: UploadContext, base: NewUpload): Pr
   try {
     record = await validated(ctx, base, undefined);
   } catch (err) {
-    if (
-      !(err instanceof SheetReadError) ||
-      err.code !== "HEADER_NOT_FOUND" ||
-      !/\.(csv|txt)$/i.test(base.path)
-    ) {
-      throw err;
-    }
-    const first = await csvFirstLine(base.path);
+    if (!(err instanceof SheetReadError) || err.code !== "HEADER_NOT_FOUND") throw err;
+    const first = await ownHeader(base);
     if (!first) throw err;
+    const sheeted = { ...base, sheet: first.sheetName ?? base.sheet };
     const remembered = await ctx.memory.recall(first.headers);
     if (remembered) {
-      await renameCsvHeader(base.path, checkMapping(remembered, first.headers));
-      return validated(ctx, base, remembered);
+      await writeMappedHeader(sheeted.path, first.format, sheeted.sheet, remembered, first.headers);
+      return validated(ctx, sheeted, remembered);
     }
     // Recorded without rows: the person maps the columns, then it is validated.
     return {
-      ...base,
+      ...sheeted,
       ...HEADERLESS,
-      format: "csv",
+      format: first.format,
       mapping: undefined,
       sheetProblems: [{ row: null, column: null, code: "HEADER_NOT_FOUND", message: err.message }],
       header: {
@@ -96,9 +93,10 @@ export async function validateNewUpload(ctx: UploadContext, base: NewUpload): Pr
           canonical: null,
           key: h,
         })),
-        headerRowNumber: 1,
-        format: "csv",
-        encoding: "utf-8",
+        headerRowNumber: first.rowNumber,
+        format: first.format,
+        ...(first.sheetName ? { sheetName: first.sheetName } : {}),
+        encoding: first.format === "xlsx" ? "xlsx" : "utf-8",
         amountConvention: "dot" as UploadRecord["header"]["amountConvention"],
       },
     };
@@ -116,6 +114,42 @@ export async function validateNewUpload(ctx: UploadContext, base: NewUpload): Pr
   return record;
 }
 
+/**
+ * The header row of a sheet whose header names none of our columns: a CSV's first line; an XLSX's
+ * likeliest row among its first (title rows above it are kept, and its rows keep their numbers).
+ */
+async function ownHeader(
+  base: NewUpload,
+): Promise<
+  { format: "csv" | "xlsx"; headers: string[]; rowNumber: number; sheetName: string | undefined } | undefined
+> {
+  if (/\.(csv|txt)$/i.test(base.path)) {
+    const first = await csvFirstLine(base.path);
+    return first && { format: "csv", headers: first.headers, rowNumber: 1, sheetName: undefined };
+  }
+  const { sheetName, rows } = await xlsxFirstRows(base.path, { sheet: base.sheet });
+  const likely = likelyHeaderRow(rows);
+  return likely && { format: "xlsx", headers: likely.headers, rowNumber: likely.rowNumber, sheetName };
+}
+
+/** Writes the mapping into a sheet whose header could not be found: our names in its header row. */
+async function writeMappedHeader(
+  file: string,
+  format: "csv" | "xlsx",
+  sheet: string | undefined,
+  mapping: ColumnMapping,
+  headers: readonly string[],
+): Promise<void> {
+  if (format === "csv") {
+    await renameCsvHeader(file, checkMapping(mapping, headers));
+    return;
+  }
+  checkMapping(mapping, headers);
+  const copy = `${file}.mapped`;
+  await writeSheetCopy(file, copy, {}, { sheet, headerNames: headerNamesOf(mapping) });
+  await rename(copy, file);
+}
+
 /** Maps the sheet's headers to ours, validates it again, and remembers the mapping for its headers. */
 export async function applyMapping(
   ctx: UploadContext,
@@ -126,7 +160,7 @@ export async function applyMapping(
   const headers = sheetHeaders(upload);
   const renames = checkMapping(mapping, headers);
   if (upload.rows === 0 && upload.sheetProblems.some((p) => p.code === "HEADER_NOT_FOUND")) {
-    await renameCsvHeader(upload.path, renames);
+    await writeMappedHeader(upload.path, upload.format, upload.sheet, mapping, headers);
   } else {
     const byKey = Object.fromEntries([...renames].map(([i, ours]) => [upload.header.columns[i]!.key, ours]));
     const copy = `${upload.path}.mapped`;

@@ -12,10 +12,11 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseApprovalThresholds } from "../../src/approvals/index.js";
-import { type ApiStack, startApiStack } from "../support/api-stack.js";
+import type { ApiStack } from "../support/api-stack.js";
 import { axeFindings } from "../support/axe.js";
-import { launchChromium, SHOTS, screenshot } from "../support/browser.js";
+import { SHOTS, screenshot } from "../support/browser.js";
+import { startConsoleStack } from "../support/console-stack.js";
+import { tabTo as tabToOn } from "../support/keyboard.js";
 
 let stack: ApiStack;
 let browser: BrowserContext;
@@ -52,8 +53,10 @@ async function shot(name: string): Promise<void> {
 }
 
 /** A small picture of the top of the page (what the README shows), beside the full-page ones. */
-async function smallShot(name: string): Promise<void> {
-  await page.evaluate("window.scrollTo(0, 0)");
+async function smallShot(name: string, from?: string): Promise<void> {
+  await page.evaluate(
+    from ? `document.querySelector(${JSON.stringify(from)}).scrollIntoView()` : "window.scrollTo(0, 0)",
+  );
   await page.screenshot({ path: path.join(SHOTS, `small-${name}.png`) });
 }
 
@@ -62,25 +65,8 @@ async function accessible(where: string): Promise<void> {
   expect(await axeFindings(page), `axe-core on ${where}`).toEqual([]);
 }
 
-/** Presses Tab until the focused element matches `selector` (keyboard only), then returns. */
-async function tabTo(selector: string, max = 80): Promise<void> {
-  for (let i = 0; i < max; i++) {
-    await page.keyboard.press("Tab");
-    // (Expressions as text: this file is type-checked without the DOM's types.)
-    if (await page.evaluate(`document.activeElement?.matches(${JSON.stringify(selector)}) ?? false`)) {
-      // The focus must be visible where it is: on the control, or on the label a hidden control shows through.
-      const outline = await page.evaluate(`(() => {
-        const a = document.activeElement;
-        const label = a.id ? document.querySelector('label[for="' + a.id + '"]') : null;
-        const ring = (e) => getComputedStyle(e).outlineStyle !== "none";
-        return a.classList.contains("visually-hidden") ? label !== null && ring(label) : ring(a);
-      })()`);
-      expect(outline, `focus ring on ${selector}`).toBe(true);
-      return;
-    }
-  }
-  throw new Error(`Tab never reached ${selector}`);
-}
+/** Presses Tab until the focused element matches `selector` (keyboard only), its focus ring visible. */
+const tabTo = (selector: string, max = 80) => tabToOn(page, selector, { max });
 
 async function logIn(name: string, password: string): Promise<void> {
   await page.waitForURL(/\/login/);
@@ -91,15 +77,13 @@ async function logIn(name: string, password: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  stack = await startApiStack({
+  ({ stack, browser, page } = await startConsoleStack({
     label: "console-day",
     clock: { toInProgressMs: 300, toFinalMs: 500 },
-    approval: { thresholds: parseApprovalThresholds("USD:1000"), required: 1, expiresHours: 24 },
-    reconcile: { sweepEveryMs: 500, staleAfterMs: 300 },
-  });
-  await stack.server.auth.addUser("sam", "submitter", "sam submits 123");
-  await stack.server.auth.addUser("ann", "approver", "ann approves 123");
-  ({ browser, page } = await launchChromium(path.join(stack.dir, "profile"), { acceptDownloads: true }));
+    usdThreshold: "1000",
+    submitter: ["sam", "sam submits 123"],
+    approver: ["ann", "ann approves 123"],
+  }));
 }, 120_000);
 
 afterAll(async () => {
@@ -226,7 +210,7 @@ describe("the operator's day at 30 rows", () => {
     await smallShot("batch-finished");
 
     // The failed row: what happened and what to do; its details by address.
-    await page.getByLabel("Show").selectOption("failed,rejected,error,canceled");
+    await page.getByLabel("Show").selectOption("failed,rejected,error,canceled,returned");
     await page.getByRole("button", { name: "Show rows" }).click();
     await expect.poll(() => page.locator("#rows tbody tr[data-state]").count()).toBe(1);
     expect(await page.locator("#rows tbody tr[data-state='failed']").textContent()).toContain(
@@ -247,6 +231,76 @@ describe("the operator's day at 30 rows", () => {
       await page.goto(`${batchUrl}?q=${encodeURIComponent(q)}`);
       await expect.poll(() => page.locator("#rows tbody tr[data-row]").count(), { message: q }).toBe(rows);
     }
+
+    // The ledger check, run from the page: every row agrees with the service's payments.
+    await page.goto(batchUrl);
+    await page.locator("#ledger-summary", { hasText: "Not checked yet" }).waitFor();
+    await page.getByRole("button", { name: "Check against the service's ledger" }).click();
+    await page.locator("#ledger-summary .state", { hasText: "matches" }).waitFor();
+    expect(await text("#ledger-summary")).toContain(
+      "All 30 rows agree with the service's ledger (30 payments)",
+    );
+    await accessible("the ledger check");
+
+    // The bank returns a paid row: the batch shows it apart, and the row says what to do.
+    const paid = (await page.evaluate(
+      `fetch("/api/v1/batches/${batchId}/rows/2").then((r) => r.json())`,
+    )) as { paymentId: string; state: string };
+    expect(paid.state).toBe("completed");
+    const returned = await fetch(`${stack.sandbox.url}/_sandbox/payments/${paid.paymentId}/return`, {
+      method: "POST",
+      headers: { "api-key": stack.sandbox.apiKey, "content-type": "application/json" },
+      body: JSON.stringify({ reason: { code: "R02", message: "account closed" } }),
+    });
+    expect(returned.status).toBe(200);
+    await page.locator("#returned-note").waitFor({ timeout: 60_000 });
+    expect(await text("#returned-note")).toContain("1 row was paid, then came back");
+    const money = (await page.locator("#progress-card tbody tr").first().locator("td").allTextContents()).map(
+      (t) => t.replaceAll("\u00a0", " "),
+    );
+    expect(money).toEqual(["USD 3,252.00", "USD 112.13", "USD 101.00", "USD 0.00", total]);
+    await page.getByRole("link", { name: "Show the returned rows" }).click();
+    await expect.poll(() => page.locator("#rows tbody tr[data-state]").count()).toBe(1);
+    expect(await text("#rows tbody tr[data-state='returned']")).toContain("PAYMENT_RETURNED");
+    expect(await text("#rows tbody tr[data-state='returned']")).toContain(
+      "Next: Check the payee's bank details",
+    );
+    // Checked again: the ledger agrees (the service reports the payment failed; the row is returned).
+    await page.getByRole("button", { name: "Check the ledger again" }).click();
+    await expect.poll(() => text("#ledger-summary")).toContain("All 30 rows agree");
+    await accessible("a batch with a returned row");
+    await shot("10b-returned-and-ledger");
+
+    // A second payment for row 3 appears at the service: the check names it, with a link to the row.
+    const row3 = (await page.evaluate(
+      `fetch("/api/v1/batches/${batchId}/rows/3").then((r) => r.json())`,
+    )) as {
+      paymentId: string;
+    };
+    const first = await stack.client.payments.get(row3.paymentId);
+    await stack.client.payments.create(
+      {
+        amount: first.amount,
+        originatingAccountId: first.originatingAccountId,
+        receivingAccountId: first.receivingAccountId,
+        deliveryPreference: first.deliveryPreference,
+        externalId: "DAY-002-again",
+        metadata: { ...first.metadata },
+      },
+      { idempotencyKey: `again-${batchId}` },
+    );
+    await page.getByRole("button", { name: "Check the ledger again" }).click();
+    await expect.poll(() => text("#ledger-summary")).toContain("29 of 30 rows agree");
+    expect(await text("#ledger-kinds")).toContain(
+      "1 × the service has a second payment for the row (second-payment)",
+    );
+    expect(await page.locator("#ledger-differences tbody tr").count()).toBe(1);
+    await page.locator("#ledger-card").screenshot({ path: path.join(SHOTS, "small-ledger-difference.png") });
+    await page.locator("#ledger-differences").getByRole("link", { name: "3", exact: true }).click();
+    await expect.poll(() => page.url()).toContain(`#/batches/${batchId}/rows/3`);
+    await accessible("the ledger check with a difference");
+    await shot("10c-ledger-difference");
+    await smallShot("batch-returned", "#progress-card");
 
     // The result file, in the other format, mid-day or not: nothing added to outbox/.
     const before = await readdir(path.join(stack.dir, "outbox")).catch(() => [] as string[]);

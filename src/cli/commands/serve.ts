@@ -96,6 +96,7 @@ export async function runServe(
     dataDir: config.dataDir,
     entityId: config.entityId,
     uploadLimitBytes: config.uploadLimitBytes,
+    uploadKeep: config.uploadKeep,
     trustProxy: config.trustProxy,
     port: opts.port ?? config.httpPort,
     host: opts.host,

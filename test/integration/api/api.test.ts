@@ -220,9 +220,19 @@ describe("a sheet from upload to result", () => {
     });
     expect(res.json.totals).toEqual([{ currency: "USD", rows: 3, amount: "300.90" }]);
     sheetId = res.json.id;
+    // An upload not submitted is kept a day (UPLOAD_KEEP_HOURS), its rows with it.
+    const ttl = (part = "") => server.redis.ttl(`${stack.prefix}:upload:${sheetId}${part}`);
+    for (const part of ["", ":rows", ":clean-rows"]) {
+      expect(await ttl(part), part).toBeGreaterThan(23 * 3600);
+      expect(await ttl(part), part).toBeLessThanOrEqual(24 * 3600);
+    }
     const submitted = await call("submitter", "POST", "/api/v1/batches", { sheetId, onInvalid: "reject" });
     expect(submitted.status).toBe(201);
     batchId = submitted.json.id;
+    // Submitted: its rows are gone; its page (and link to the batch) stays a week (UPLOAD_KEEP_SUBMITTED_DAYS).
+    expect(await ttl(":rows")).toBe(-2);
+    expect(await ttl()).toBeGreaterThan(6 * 86_400);
+    expect(await ttl()).toBeLessThanOrEqual(7 * 86_400);
     expect(typeof submitted.json.state).toBe("string");
     const again = await call("submitter", "POST", "/api/v1/batches", { sheetId, onInvalid: "reject" });
     expect(again.status).toBe(409);

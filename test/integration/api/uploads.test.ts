@@ -7,6 +7,7 @@
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
+import ExcelJS from "exceljs";
 import JSZip from "jszip";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -180,5 +181,46 @@ describe("correcting an upload before paying it", () => {
 
     const again = await upload([{ field: "file", name: "export-2.csv", content: sheet("MAP-2") }]);
     expect(again).toMatchObject({ needsMapping: false, validRows: 1, mapping });
+  });
+
+  it("maps an XLSX whose header is not on row 1 and names none of our columns, as a CSV", async () => {
+    // A title, a blank row, the header on row 3 in another language, then the rows.
+    const workbook = async (refs: string[]) => {
+      const book = new ExcelJS.Workbook();
+      const ws = book.addWorksheet("Zahlungen");
+      ws.getRow(1).values = ["Auszahlungen November"];
+      ws.getRow(3).values = ["Beleg", "Quelle", "Zahlungsempfaenger", "Summe", "ISO"];
+      refs.forEach((ref, i) => {
+        ws.getRow(4 + i).values = [ref, "ops-checking", "vendor-ach", 2.5 + i, "USD"];
+      });
+      return Buffer.from(await book.xlsx.writeBuffer());
+    };
+    const u = await upload([
+      { field: "file", name: "export.xlsx", content: await workbook(["MX-1", "MX-2"]) },
+    ]);
+    expect(u).toMatchObject({ needsMapping: true, rows: 0, format: "xlsx" });
+    expect(u.columns).toEqual(["Beleg", "Quelle", "Zahlungsempfaenger", "Summe", "ISO"]);
+    expect(u.sheetProblems[0].code).toBe("HEADER_NOT_FOUND");
+    const mapping = {
+      reference: "Beleg",
+      from_account: "Quelle",
+      to_account: "Zahlungsempfaenger",
+      amount: "Summe",
+      currency: "ISO",
+    };
+    const mapped = await call("PUT", `/api/v1/sheets/${u.id}/mapping`, { columns: mapping });
+    expect(mapped.status, JSON.stringify(mapped.json)).toBe(200);
+    expect(mapped.json).toMatchObject({ needsMapping: false, rows: 2, validRows: 2, mapping });
+    expect(mapped.json.totals).toEqual([{ currency: "USD", rows: 2, amount: "6.00" }]);
+    // The rows keep the numbers the person sees in the workbook (the title rows count).
+    const rows = await call("GET", `/api/v1/sheets/${u.id}/rows?offset=0&limit=10`);
+    expect(rows.json.data.map((r: Json) => [r.row, r.cells[0]])).toEqual([
+      [4, "MX-1"],
+      [5, "MX-2"],
+    ]);
+
+    // The next workbook with the same headers is mapped without asking.
+    const again = await upload([{ field: "file", name: "export-2.xlsx", content: await workbook(["MX-3"]) }]);
+    expect(again).toMatchObject({ needsMapping: false, rows: 1, validRows: 1, mapping });
   });
 });

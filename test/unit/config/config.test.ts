@@ -11,6 +11,13 @@ describe("loadConfig", () => {
     expect(c.httpPort).toBe(3000);
     expect(c.logLevel).toBe("info");
     expect(c.apiUrl).toBeUndefined();
+    expect(c.uploadKeep).toEqual({ openSeconds: 24 * 3600, submittedSeconds: 7 * 86_400 });
+  });
+
+  it("reads how long uploads are kept, and refuses zero hours naming the variable", () => {
+    const c = loadConfig({ UPLOAD_KEEP_HOURS: "2", UPLOAD_KEEP_SUBMITTED_DAYS: "30" });
+    expect(c.uploadKeep).toEqual({ openSeconds: 2 * 3600, submittedSeconds: 30 * 86_400 });
+    expect(() => loadConfig({ UPLOAD_KEEP_HOURS: "0" })).toThrow(/UPLOAD_KEEP_HOURS/);
   });
 
   it("defaults the webhook secret to the API key, as the spec signs with the key", () => {

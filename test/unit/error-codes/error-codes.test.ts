@@ -4,6 +4,7 @@ import { REFERENCE_REUSED } from "../../../src/batches/index.js";
 import { errorHelp, isKnownErrorCode, plainErrorMessage } from "../../../src/error-codes/index.js";
 import { PROBLEM_CODES } from "../../../src/intake/problems.js";
 import { ERROR_CODES } from "../../../src/payouts-api/wire-types.js";
+import { PAYMENT_RETURNED } from "../../../src/reconcile/index.js";
 
 /** The Partner Payouts Service's error codes, as its spec lists them (the wire types keep the list). */
 const SPEC_CODES = ERROR_CODES;
@@ -12,6 +13,7 @@ const SPEC_CODES = ERROR_CODES;
 const TOOL_CODES = [
   "PAYMENT_FAILED",
   "PAYMENT_CANCELED",
+  PAYMENT_RETURNED,
   REFERENCE_REUSED,
   APPROVAL_REJECTED,
   APPROVAL_EXPIRED,

@@ -1,0 +1,41 @@
+/**
+ * Keyboard-only steps of the browser tests: Tab (or Shift+Tab) to a control, checking on the way that
+ * the focus is visible where it lands (the control's own ring, or its label's for a hidden file
+ * picker), as a person who cannot use a mouse needs it.
+ */
+import type { Page } from "playwright-core";
+import { expect } from "vitest";
+
+/** Whether the focused element shows a focus ring (on itself, or on the label a hidden control shows it through). */
+export async function focusVisible(page: Page): Promise<boolean> {
+  // (Expressions as text: test files are type-checked without the DOM's types.)
+  return (await page.evaluate(`(() => {
+    const a = document.activeElement;
+    if (!a || a === document.body) return false;
+    const label = a.id ? document.querySelector('label[for="' + a.id + '"]') : null;
+    const ring = (e) => getComputedStyle(e).outlineStyle !== "none" && getComputedStyle(e).outlineWidth !== "0px";
+    return a.classList.contains("visually-hidden") ? label !== null && ring(label) : ring(a);
+  })()`)) as boolean;
+}
+
+/** Presses Tab (`back`: Shift+Tab) until the focused element matches `selector`; fails when it never does. */
+export async function tabTo(page: Page, selector: string, options: { max?: number; back?: boolean } = {}) {
+  const key = options.back ? "Shift+Tab" : "Tab";
+  for (let i = 0; i < (options.max ?? 80); i++) {
+    await page.keyboard.press(key);
+    if (await page.evaluate(`document.activeElement?.matches(${JSON.stringify(selector)}) ?? false`)) {
+      expect(await focusVisible(page), `focus ring on ${selector}`).toBe(true);
+      return;
+    }
+  }
+  throw new Error(`${key} never reached ${selector}`);
+}
+
+/** The focused element, described for a failure message (`BUTTON#approve "Approve this batch…"`). */
+export async function focused(page: Page): Promise<string> {
+  return (await page.evaluate(`(() => {
+    const a = document.activeElement;
+    if (!a) return "nothing";
+    return a.tagName + (a.id ? "#" + a.id : "") + ' "' + (a.textContent ?? "").trim().slice(0, 40) + '"';
+  })()`)) as string;
+}
