@@ -27,11 +27,9 @@ import {
 } from "../../../src/pipeline/index.js";
 import type { RedisClient } from "../../../src/redis/index.js";
 
-export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+import { REDIS_URL, uniquePrefix } from "../../support/redis-keys.js";
 
-export function uniquePrefix(label: string): string {
-  return `test-${label}-${randomBytes(4).toString("hex")}`;
-}
+export { REDIS_URL, uniquePrefix };
 
 /** Deletes every key under the prefix (never FLUSHALL: other tests share this Redis). */
 export async function deleteKeys(redis: RedisClient, prefix: string): Promise<void> {

@@ -13,11 +13,8 @@ import {
 } from "../../../src/batches/index.js";
 import { deleteKeys, instruction, REDIS_URL, sha } from "../pipeline/helpers.js";
 
+export { uniquePrefix } from "../../support/redis-keys.js";
 export { deleteKeys, REDIS_URL };
-
-export function uniquePrefix(label: string): string {
-  return `test-results-${label}-${randomBytes(4).toString("hex")}`;
-}
 
 export function openStore(prefix: string): { redis: Redis; store: BatchStore } {
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });

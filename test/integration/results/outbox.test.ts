@@ -5,7 +5,6 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import Papa from "papaparse";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -14,6 +13,7 @@ import {
   RESULT_COLUMNS,
   type WrittenResult,
 } from "../../../src/results/index.js";
+import { until } from "../../support/wait.js";
 import { type BuiltBatch, buildBatch, deleteKeys, LAYOUT, openStore, uniquePrefix } from "./helpers.js";
 
 const prefix = uniquePrefix("outbox");
@@ -40,16 +40,6 @@ async function statuses(file: string): Promise<string[]> {
     .map((r) => r[STATUS] ?? "");
 }
 
-async function eventually<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`never happened: ${what}`);
-    await sleep(10);
-  }
-}
-
 describe("the result outbox", () => {
   let batch: BuiltBatch;
   beforeAll(async () => {
@@ -66,7 +56,7 @@ describe("the result outbox", () => {
     });
     try {
       for (let i = 0; i < 50; i++) outbox.markDirty(batch.batchId);
-      const first = await eventually(async () => writes[0], "the first write");
+      const first = await until("the first write", () => writes[0], 10_000, 10);
       expect(await statuses(first.path)).toContain("submitted");
       expect(writes.length).toBeLessThanOrEqual(2);
 
@@ -80,10 +70,16 @@ describe("the result outbox", () => {
         expect((await store.changeRow(batch.batchId, rowKey, { to })).outcome).toBe("ok");
         outbox.markDirty(batch.batchId);
       }
-      await eventually(async () => {
-        const s = await statuses(first.path);
-        return s[1] === "completed" && s[4] === "completed" ? s : undefined;
-      }, "the file to show the last change");
+      await until(
+        "the file to show the last change",
+        async () => {
+          // A read may meet the file while it is replaced: that is a look that found nothing yet.
+          const s = await statuses(first.path).catch(() => undefined);
+          return s?.[1] === "completed" && s[4] === "completed" ? s : undefined;
+        },
+        10_000,
+        10,
+      );
       await outbox.flush();
       expect(writes.length - before).toBeGreaterThanOrEqual(1);
       expect(writes.length - before).toBeLessThanOrEqual(3);
@@ -138,7 +134,7 @@ describe("the result outbox", () => {
     });
     await createResultOutbox({ store, dataDir }).writeNow(batch.batchId);
     outbox.markDirty(batch.batchId);
-    await eventually(async () => errors[0], "the failure to be reported");
+    await until("the failure to be reported", () => errors[0], 10_000, 10);
     expect(errors[0]).toEqual([batch.batchId, expect.objectContaining({ code: "ENOTDIR" })]);
     await outbox.close();
     // The good file written before is untouched.

@@ -28,8 +28,9 @@ import {
 import { writeResultFile } from "../../../src/results/index.js";
 import { externalIdFor } from "../../../src/row-identity/index.js";
 import { createSheetIntake, type SheetIntake } from "../../../src/watch/index.js";
+import { until } from "../../support/wait.js";
 import { deleteKeys, paymentsOfBatch, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
-import { dropFile, eventually, tempDataDir } from "../watch/helpers.js";
+import { dropFile, tempDataDir } from "../watch/helpers.js";
 
 let sandbox: RunningSandbox;
 let api: PayoutsClient;
@@ -79,7 +80,7 @@ async function followPayments(
   batchId: string,
   done: (rows: RowRecord[]) => boolean,
 ): Promise<RowRecord[]> {
-  return eventually(
+  return until(
     "the rows to reach their payments' states",
     async () => {
       const payments = await paymentsOfBatch(api, batchId);

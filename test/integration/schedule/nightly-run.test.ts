@@ -16,11 +16,11 @@ import {
   type ScheduleService,
   startScheduleService,
 } from "../../../src/schedule/index.js";
+import { until } from "../../support/wait.js";
 import { deleteKeys, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
 import {
   batchIds,
   dropFile,
-  eventually,
   MISTAKES_SAMPLE,
   sandboxIntake,
   tempDataDir,
@@ -83,7 +83,7 @@ describe("nightly runs", () => {
     try {
       expect(service.scheduled).toBe(true);
       expect(await schedulerIds()).toEqual(["nightly-run"]);
-      summary = await eventually("a run that took the sheets", () => runs.find((r) => r.batches.length > 0));
+      summary = await until("a run that took the sheets", () => runs.find((r) => r.batches.length > 0));
     } finally {
       await service.stop();
     }

@@ -3,11 +3,11 @@ import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, readFile, rename, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { RunningSandbox } from "@payouts/sandbox";
 import type { Redis } from "ioredis";
 import { DEFAULT_TIMEOUT_MS } from "../../../src/payouts-api/index.js";
 import type { SheetIntakeOutcome } from "../../../src/watch/index.js";
+import { until } from "../../support/wait.js";
 import { REDIS_URL } from "../pipeline/helpers.js";
 
 export const VALID_SAMPLE = path.resolve("samples/payouts-valid.csv");
@@ -59,21 +59,6 @@ export async function dropFile(folder: string, name: string, content: string | B
   return target;
 }
 
-/** Polls `check` until it returns a value other than undefined/false, or fails with `what`. */
-export async function eventually<T>(
-  what: string,
-  check: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
 /** Collects intake outcomes and waits for the ones a test expects. */
 export class OutcomeLog {
   readonly outcomes: SheetIntakeOutcome[] = [];
@@ -85,7 +70,7 @@ export class OutcomeLog {
   }
   /** The first accepted or rejected outcome of `file`. */
   settled(file: string, timeoutMs?: number): Promise<SheetIntakeOutcome> {
-    return eventually(
+    return until(
       `${file} to be accepted or rejected`,
       () => this.of(file).find((o) => o.kind === "accepted" || o.kind === "rejected"),
       timeoutMs,

@@ -11,7 +11,8 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Payment } from "../../../src/payouts-api/index.js";
 import { trackChild } from "../../support/child-processes.js";
-import { batchIds, eventually } from "./helpers.js";
+import { until } from "../../support/wait.js";
+import { batchIds } from "./helpers.js";
 import { useProcessHarness } from "./process-harness.js";
 
 const h = useProcessHarness();
@@ -79,7 +80,7 @@ describe("a sheet written in place into the watched folder", () => {
       { stallMs: 2_500 },
     );
     expect(exited).toBe(0);
-    const [batchId] = await eventually(
+    const [batchId] = await until(
       "the sheet accepted",
       async () => {
         const ids = await batchIds(h.redis, t.prefix);
@@ -87,7 +88,7 @@ describe("a sheet written in place into the watched folder", () => {
       },
       60_000,
     );
-    const paid = await eventually(
+    const paid = await until(
       "both rows paid",
       async () => {
         const payments = await paymentsNamed(ref);
@@ -101,7 +102,7 @@ describe("a sheet written in place into the watched folder", () => {
     ]);
     expect(await batchIds(h.redis, t.prefix)).toEqual([batchId]);
     // The archive holds exactly the bytes that were read and validated: the complete file.
-    const archived = await eventually("the sheet archived", async () =>
+    const archived = await until("the sheet archived", async () =>
       (await readdir(path.join(t.dataDir, "archive"))).find((n) => n.endsWith("--april.csv")),
     );
     expect(await readFile(path.join(t.dataDir, "archive", archived!), "utf8")).toContain(
@@ -128,7 +129,7 @@ describe("a sheet written in place into the watched folder", () => {
         everyMs: 1,
       },
     );
-    const note = await eventually(
+    const note = await until(
       "the refusal note",
       async () => {
         const names = await readdir(path.join(t.dataDir, "rejected")).catch(() => [] as string[]);
@@ -147,7 +148,7 @@ describe("a sheet written in place into the watched folder", () => {
     expect(await paymentsNamed(ref)).toEqual([]);
     expect(t.worker.output.join("\n")).toContain("sheet changed while it was being read; refused");
     // Nothing of it is left in processing/ (the claim and its snapshot go).
-    await eventually("processing/ empty", async () =>
+    await until("processing/ empty", async () =>
       (await readdir(path.join(t.dataDir, "processing"))).length === 0 ? true : undefined,
     );
   }, 120_000);

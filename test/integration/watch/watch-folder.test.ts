@@ -10,11 +10,11 @@ import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startWatchService, type WatchService } from "../../../src/watch/index.js";
+import { until } from "../../support/wait.js";
 import { deleteKeys, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
 import {
   batchIds,
   dropFile,
-  eventually,
   MISTAKES_SAMPLE,
   OutcomeLog,
   sandboxIntake,
@@ -177,7 +177,7 @@ describe("the watched folder", () => {
     if (first.kind !== "accepted") return;
 
     await dropFile(t.inbox, "april.csv", content);
-    const second = await eventually("the second drop handled", () => t.log.of("april.csv")[1]);
+    const second = await until("the second drop handled", () => t.log.of("april.csv")[1]);
     expect(second.kind).toBe("rejected");
     if (second.kind !== "rejected") return;
     expect(second.duplicateOf).toBe(first.batchId);
@@ -231,7 +231,7 @@ describe("the watched folder", () => {
     const longAgo = new Date(Date.now() - 10 * 60_000);
     await utimes(leftOver, longAgo, longAgo);
     await t.start();
-    const again = await eventually("the left-over sheet handled", () => t.log.of("done.csv")[1]);
+    const again = await until("the left-over sheet handled", () => t.log.of("done.csv")[1]);
     expect(again).toMatchObject({ kind: "accepted", batchId: accepted.batchId, alreadyAccepted: true });
     expect(await batchIds(redis, t.prefix)).toEqual([accepted.batchId]);
     expect(await readdir(t.folder("processing"))).toEqual([]);

@@ -8,9 +8,10 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { BatchStore } from "../../../src/batches/index.js";
 import type { RunSummary } from "../../../src/schedule/index.js";
+import { until } from "../../support/wait.js";
 import { paymentsOfBatch } from "../pipeline/helpers.js";
 import { stopProcess } from "../pipeline/processes.js";
-import { batchIds, dropFile, eventually, uniqueValidSheet, VALID_SAMPLE_ROWS } from "./helpers.js";
+import { batchIds, dropFile, uniqueValidSheet, VALID_SAMPLE_ROWS } from "./helpers.js";
 import { useProcessHarness } from "./process-harness.js";
 
 const h = useProcessHarness();
@@ -33,7 +34,7 @@ describe("hands-off operation in real processes", () => {
 
     const names = ["n1.csv", "n2.csv", "n3.csv", "n4.csv"];
     await Promise.all(names.map(async (n) => dropFile(t.folder("inbox"), n, await uniqueValidSheet())));
-    const archived = await eventually("every sheet archived", async () => {
+    const archived = await until("every sheet archived", async () => {
       const sheets = await archivedSheets(t.dataDir);
       return sheets.length >= names.length ? sheets : undefined;
     });
@@ -41,7 +42,7 @@ describe("hands-off operation in real processes", () => {
     expect((await batchIds(h.redis, t.prefix)).sort()).toEqual(archived.map(([, batch]) => batch).sort());
     expect(await readdir(t.folder("rejected"))).toEqual([]);
     // No claim folder is left in processing/ (each goes right after its sheet; allow the last to land).
-    await eventually("processing/ empty", async () => (await readdir(t.folder("processing"))).length === 0);
+    await until("processing/ empty", async () => (await readdir(t.folder("processing"))).length === 0);
 
     expect(await stopProcess(a)).toBe(0);
     expect(await stopProcess(b)).toBe(0);
@@ -56,7 +57,7 @@ describe("hands-off operation in real processes", () => {
     await dropFile(t.folder("scheduled"), "tonight.csv", await uniqueValidSheet());
 
     const worker = t.spawn(["worker"], { SCHEDULE_CRON: "* * * * * *", SCHEDULE_TZ: "UTC" });
-    const archived = await eventually(
+    const archived = await until(
       "the three sheets archived",
       async () => {
         const sheets = await archivedSheets(t.dataDir);
@@ -68,11 +69,11 @@ describe("hands-off operation in real processes", () => {
     expect(await readdir(t.folder("inbox"))).toEqual([]);
     expect(await readdir(t.folder("scheduled"))).toEqual([]);
     // No claim folder is left in processing/ (each goes with its sheet; allow the last rmdir to land).
-    await eventually("processing/ empty", async () => (await readdir(t.folder("processing"))).length === 0);
+    await until("processing/ empty", async () => (await readdir(t.folder("processing"))).length === 0);
     expect(await batchIds(h.redis, t.prefix)).toHaveLength(3);
 
     const tonight = archived.find(([name]) => name === "tonight.csv")![1];
-    const summary = await eventually("the run summary naming tonight's batch", async () => {
+    const summary = await until("the run summary naming tonight's batch", async () => {
       for (const f of await readdir(t.folder("outbox"))) {
         if (!/^run-.*\.json$/.test(f)) continue;
         const s = JSON.parse(await readFile(path.join(t.folder("outbox"), f), "utf8")) as RunSummary;
@@ -86,7 +87,7 @@ describe("hands-off operation in real processes", () => {
     // (a row the sandbox refuses, the MXN one without its invoice, ends `rejected` without a payment).
     const whileDown = archived.find(([name]) => name === "while-down.csv")![1];
     const store = new BatchStore(h.redis, { prefix: t.prefix });
-    const rows = await eventually(
+    const rows = await until(
       "every row of the dropped sheet sent",
       async () => {
         const list = await store.listRows(whileDown);

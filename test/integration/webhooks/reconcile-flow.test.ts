@@ -1,10 +1,3 @@
-/**
- * Webhooks and reconciliation end to end: the sandbox delivers signed webhooks over loopback to our
- * server, which marks each payment's row; the reconciler reads the batch's payments a page at a time
- * and moves the rows; the sweep covers lost webhooks. Real Redis (a unique prefix), real sandbox, real
- * payment worker.
- */
-import { setTimeout as sleep } from "node:timers/promises";
 import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RowRecord } from "../../../src/batches/index.js";
@@ -14,6 +7,7 @@ import { type ReconcileService, startReconcileService } from "../../../src/recon
 import { externalIdFor, idempotencyKeyFor, paymentMetadataFor } from "../../../src/row-identity/index.js";
 import { type RunningServer, startServer, WEBHOOK_PATH } from "../../../src/server/index.js";
 import { CONSUMED_EVENTS } from "../../../src/webhooks/index.js";
+import { until } from "../../support/wait.js";
 import {
   instruction,
   type PipelineHarness,
@@ -85,16 +79,6 @@ async function startStack(
   };
 }
 
-async function waitUntil<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const value = await read();
-    if (ok(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-    await sleep(50);
-  }
-}
-
 describe("a webhook that arrives before the worker recorded the create response", () => {
   let s: Stack;
   beforeAll(async () => {
@@ -125,22 +109,20 @@ describe("a webhook that arrives before the worker recorded the create response"
       { idempotencyKey: idempotencyKeyFor(identity) },
     );
 
-    const adopted = await waitUntil(
-      () => s.h.store.getRow(batchId, row.rowKey),
-      (r) => r?.state === "completed",
-      "the row to follow its payment",
-    );
+    const adopted = await until("the row to follow its payment", async () => {
+      const r = await s.h.store.getRow(batchId, row.rowKey);
+      return r?.state === "completed" ? r : undefined;
+    });
     expect(adopted?.paymentId).toBe(payment.id);
     expect(adopted?.paymentStatus).toBe("completed");
     expect(s.changed).toContain(batchId);
 
     // Now the worker gets to the row's job: it sees the payment and sends nothing.
     await s.h.startWorker();
-    await waitUntil(
-      () => s.h.pipeline.queue.getJobCounts("waiting", "active", "delayed"),
-      (c) => (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) === 0,
-      "the payment job",
-    );
+    await until("the payment job", async () => {
+      const c = await s.h.pipeline.queue.getJobCounts("waiting", "active", "delayed");
+      return (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) === 0 ? c : undefined;
+    });
     const payments = await paymentsOfBatch(s.h.api, batchId);
     expect(payments.map((p) => p.id)).toEqual([payment.id]);
     expect((await s.h.store.getRow(batchId, row.rowKey))?.paymentId).toBe(payment.id);
@@ -193,11 +175,10 @@ describe("deliveries duplicated and out of order", () => {
     expect(eur?.fxRate).toBe(eurPayment.fx?.usdToForeignRate);
     expect(ach?.debitUsd).toBeUndefined();
 
-    const batch = await waitUntil(
-      () => s.h.store.getBatch(batchId),
-      (b) => b?.finishedAt !== undefined,
-      "finishedAt",
-    );
+    const batch = await until("finishedAt", async () => {
+      const b = await s.h.store.getBatch(batchId);
+      return b?.finishedAt !== undefined ? b : undefined;
+    });
     expect(batch?.finishedAt).toBeDefined();
     expect(s.finished).toEqual([batchId]);
     // Every delivery came twice; each payment was still paid once.
@@ -262,11 +243,10 @@ describe("a lost webhook", () => {
     const done = await waitForRows(s.h.store, batchId, terminal);
     expect(done.map((r) => r.state).sort()).toEqual(["completed", "failed"]);
     expect(s.server.metrics.deliveryCount("queued")).toBe(0);
-    const batch = await waitUntil(
-      () => s.h.store.getBatch(batchId),
-      (b) => b?.finishedAt !== undefined,
-      "finishedAt",
-    );
+    const batch = await until("finishedAt", async () => {
+      const b = await s.h.store.getBatch(batchId);
+      return b?.finishedAt !== undefined ? b : undefined;
+    });
     expect(batch?.finishedAt).toBeDefined();
     expect(await s.h.store.batchIdsAwaitingOutcomes()).not.toContain(batchId);
   });
