@@ -16,12 +16,14 @@ export {
   resultColumnCount,
 } from "./result-file-plan.js";
 export {
+  type ChangedField,
+  type Correction,
+  type CorrectionAdmission,
   isResultFile,
   type ResultFileRetryOptions,
   type ResultFileRetryOutcome,
   type ResultFileRowOutcome,
   reportText,
-  retryFromDroppedResultFile,
   retryFromResultFile,
 } from "./result-file-retry.js";
 export {
