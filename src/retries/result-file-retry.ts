@@ -486,8 +486,8 @@ export function reportText(fileName: string, batchId: string, rows: readonly Res
   const count = (o: ResultFileRowOutcome["outcome"]) => rows.filter((r) => r.outcome === o).length;
   const lines = [
     `${fileName}: corrected result file of batch ${batchId}`,
-    `${count("retried")} row(s) retried, ${count("held")} held for approval, ${count("refused")} refused, ` +
-      `${count("left-alone")} left alone.`,
+    `${count("retried")} row(s) retried, ${count("held") > 0 ? `${count("held")} held for approval, ` : ""}` +
+      `${count("refused")} refused, ${count("left-alone")} left alone.`,
     "",
   ];
   for (const r of rows) {
