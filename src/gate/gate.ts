@@ -95,13 +95,22 @@ async function submitThroughGate(
   ctx: GateContext,
   sheet: Omit<SubmitSheetOptions, "submittedBy">,
 ): Promise<SubmitSheetOutcome> {
-  const outcome = await submitSheet({
-    ...sheet,
-    pipeline: { ...sheet.pipeline, open: ctx.pipeline },
-    submittedBy: ctx.actor.name,
-  });
-  if (outcome.kind === "dry-run") return outcome;
   const source = sheet.sheetPath.split(/[\\/]/).pop();
+  let outcome: SubmitSheetOutcome;
+  try {
+    outcome = await submitSheet({
+      ...sheet,
+      pipeline: { ...sheet.pipeline, open: ctx.pipeline },
+      submittedBy: ctx.actor.name,
+    });
+  } catch (err) {
+    // Refused as a whole (a file submitted before, an unreadable sheet): worth seeing in the trail too.
+    await record(ctx, "batch.submit", source, "denied", { error: (err as Error).message }).catch(
+      () => undefined,
+    );
+    throw err;
+  }
+  if (outcome.kind === "dry-run") return outcome;
   if (outcome.kind !== "submitted") {
     await record(ctx, "batch.submit", source, "denied", {
       outcome: outcome.kind,

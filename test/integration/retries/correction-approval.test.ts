@@ -191,6 +191,13 @@ describe("a corrected result file goes through the approval gate", () => {
       ]),
     );
     expect(entries.some((e) => e.action === "rows.hold")).toBe(true);
+    // The inbox drop that made the batch is there too.
+    expect(entries.find((e) => e.action === "batch.submit")).toMatchObject({
+      actor: { kind: "system", name: "system:inbox" },
+      from: "inbox",
+      outcome: "ok",
+      detail: { file: "small.csv", rows: 1 },
+    });
 
     // Approved by someone else: the corrected instruction starts its attempt and is paid.
     const answer = await approveBatch(decisions(), batchId, decider("bob"));
