@@ -19,6 +19,9 @@ import {
 import type { Pipeline } from "../pipeline/index.js";
 import {
   type CorrectionAdmission,
+  type CorrectRowOptions,
+  type CorrectRowOutcome,
+  correctRow,
   isResultFile,
   type ResultFileRetryOptions,
   type ResultFileRetryOutcome,
@@ -49,6 +52,7 @@ export type GateRequest =
   | { kind: "submit"; sheet: Omit<SubmitSheetOptions, "submittedBy"> }
   | { kind: "retry"; retry: Omit<RetryRowsOptions, "store" | "enqueuer"> }
   | { kind: "result-file"; file: Omit<ResultFileRetryOptions, "store" | "enqueuer" | "admit"> }
+  | { kind: "correct-row"; correct: Omit<CorrectRowOptions, "store" | "enqueuer" | "admit" | "by"> }
   | { kind: "recover"; recover: Omit<RecoverBatchOptions, "store" | "enqueuer" | "gate"> };
 
 export interface GateAnswers {
@@ -56,6 +60,7 @@ export interface GateAnswers {
   retry: RetryRowsResult;
   /** Undefined: the file is not a result file (submit it as a sheet). */
   "result-file": ResultFileRetryOutcome | undefined;
+  "correct-row": CorrectRowOutcome;
   recover: RecoverBatchResult;
 }
 
@@ -72,6 +77,8 @@ export async function passGate<K extends GateRequest["kind"]>(
       return (await retryThroughGate(ctx, r.retry)) as GateAnswers[K];
     case "result-file":
       return (await resultFileThroughGate(ctx, r.file)) as GateAnswers[K];
+    case "correct-row":
+      return (await correctRowThroughGate(ctx, r.correct)) as GateAnswers[K];
     case "recover":
       return (await recoverThroughGate(ctx, r.recover)) as GateAnswers[K];
   }
@@ -180,6 +187,39 @@ async function resultFileThroughGate(
     ...(changes.length > 0 ? { changes } : {}),
     ...(more > 0 ? { moreChanges: more } : {}),
   });
+  return outcome;
+}
+
+async function correctRowThroughGate(
+  ctx: GateContext,
+  correct: Omit<CorrectRowOptions, "store" | "enqueuer" | "admit" | "by">,
+): Promise<CorrectRowOutcome> {
+  const via = "console";
+  const outcome = await correctRow({
+    ...correct,
+    store: ctx.pipeline.store,
+    enqueuer: ctx.pipeline.enqueuer,
+    admit: correctionsAdmission(ctx, via),
+    by: ctx.actor.name,
+  });
+  const { changes, more } = auditedChanges(
+    outcome.changes ? [{ rowNumber: correct.row.rowNumber, changes: outcome.changes }] : [],
+  );
+  await record(
+    ctx,
+    "rows.correct",
+    `${correct.batch.id}/${correct.row.rowNumber}`,
+    outcome.outcome === "refused" ? "denied" : "ok",
+    {
+      via,
+      result: outcome.outcome,
+      retried: outcome.outcome === "retried" ? 1 : 0,
+      held: outcome.outcome === "held" ? 1 : 0,
+      ...(outcome.outcome === "refused" ? { refusal: outcome.detail } : {}),
+      ...(changes.length > 0 ? { changes } : {}),
+      ...(more > 0 ? { moreChanges: more } : {}),
+    },
+  );
   return outcome;
 }
 

@@ -4,6 +4,13 @@
  */
 
 export {
+  CORRECTABLE_FIELDS,
+  type CorrectableField,
+  type CorrectRowOptions,
+  type CorrectRowOutcome,
+  correctRow,
+} from "./correct-row.js";
+export {
   batchIdCandidates,
   changedColumnsOf,
   type DroppedRow,

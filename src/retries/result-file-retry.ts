@@ -360,7 +360,7 @@ export async function retryFromResultFile(
 }
 
 /** The ledger behind the intake's API when it has one (the service's client does). */
-function ledgerOf(api: IntakeApi): LedgerApi | undefined {
+export function ledgerOf(api: IntakeApi): LedgerApi | undefined {
   return "payments" in api ? (api as IntakeApi & LedgerApi) : undefined;
 }
 
@@ -372,7 +372,7 @@ function readBack(cell: SheetCell | undefined): SheetCell {
   return text === cell.text ? cell : { ...cell, text };
 }
 
-interface RecheckInput {
+export interface RecheckInput {
   row: SheetRow;
   header: SheetHeader;
   sourceCount: number;
@@ -388,7 +388,7 @@ type Recheck =
   | { ok: false; problems: string[] };
 
 /** Validates a corrected row like a new sheet's row; the row keeps its batch number and key. */
-async function recheckRow(input: RecheckInput): Promise<Recheck> {
+export async function recheckRow(input: RecheckInput): Promise<Recheck> {
   const { row, header } = input;
   const cells: Record<string, SheetCell> = {};
   for (const column of header.columns) cells[column.key] = readBack(row.cells[column.key]);
