@@ -3,6 +3,7 @@
 // search), each with what happened, what to do next and what it waits for. Its address carries the
 // filters, so a link shows the same rows.
 
+import { correctRowForm, heldCorrectionsList } from "./correct-row-form.js";
 import {
   $,
   addAmounts,
@@ -195,6 +196,7 @@ function approvalCard(b, a) {
     el("p", { id: "approval-summary" }, stateBadge(a.status), ` ${status}`),
     el("p", {}, `Submitted by ${a.submittedBy}, `, timeEl(a.requestedAt), "."),
     reasons.length ? [el("h3", {}, "Why it is held"), el("ul", {}, ...reasons)] : null,
+    heldCorrectionsList(a),
     a.approvals.length
       ? [
           el("h3", {}, "Approvals given"),
@@ -655,6 +657,10 @@ async function showRow(rowNumber) {
           ),
         ),
       ),
+      correctRowForm(view.id, r, async () => {
+        await load(view.id);
+        await loadRows(currentRoute().query);
+      }),
       el("p", {}, el("a", { href: href(["batches", view.id], back) }, "Back to the rows")),
     ),
   );

@@ -17,6 +17,7 @@ const ASSETS: Record<string, string> = {
   "batches-view.js": JS,
   "batch-view.js": JS,
   "audit-view.js": JS,
+  "correct-row-form.js": JS,
   "reference-view.js": JS,
   "login.js": JS,
 };
