@@ -507,7 +507,14 @@ async function settleResultFileRetry(
   const retryReport = `${archivedAs}.retry.txt`;
   await writeFileAtomicPatiently(retryReport, retry.report, { logger: log });
   log?.info(
-    { file: name, batchId: retry.batchId, retried: retry.retried, held: retry.held, archivedAs, report: retryReport },
+    {
+      file: name,
+      batchId: retry.batchId,
+      retried: retry.retried,
+      held: retry.held,
+      archivedAs,
+      report: retryReport,
+    },
     retry.held > 0 ? "result file: rows retried or held for approval" : "result file: rows retried",
   );
   return {
