@@ -7,9 +7,8 @@ import { Readable } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { AUDIT_CURSOR_PATTERN, type AuditEntry, type AuditFilter } from "../audit/index.js";
+import { AUDIT_CSV_HEADER, AUDIT_CURSOR_PATTERN, type AuditFilter, auditCsvLine } from "../audit/index.js";
 import { allow } from "../auth/index.js";
-import { CRLF, csvRecord, UTF8_BOM } from "../files/index.js";
 import type { ApiContext } from "./context.js";
 import { errors, Limit } from "./schemas.js";
 
@@ -69,35 +68,6 @@ const AuditPage = z.object({
     .describe("Where the next page starts; null at the end. A filtered page may be short and still go on."),
 });
 
-/** The columns of the CSV export, in order. */
-export const AUDIT_CSV_COLUMNS = [
-  "id",
-  "at",
-  "actor_kind",
-  "actor",
-  "role",
-  "action",
-  "target",
-  "from",
-  "outcome",
-  "detail",
-] as const;
-
-function csvLine(e: AuditEntry): string {
-  return csvRecord([
-    e.id,
-    e.at,
-    e.actor?.kind ?? "",
-    e.actor?.name ?? "",
-    e.actor?.role ?? "",
-    e.action,
-    e.target ?? "",
-    e.from,
-    e.outcome,
-    e.detail ? JSON.stringify(e.detail) : "",
-  ]);
-}
-
 function filterOf(query: {
   batch?: string | undefined;
   actor?: string | undefined;
@@ -146,8 +116,8 @@ export function registerAuditRoutes(parent: FastifyInstance, ctx: ApiContext): v
       const filter = filterOf(request.query);
       const entries = ctx.audit.entries(filter);
       async function* lines() {
-        yield `${UTF8_BOM}${AUDIT_CSV_COLUMNS.join(",")}${CRLF}`;
-        for await (const e of entries) yield csvLine(e);
+        yield AUDIT_CSV_HEADER;
+        for await (const e of entries) yield auditCsvLine(e);
       }
       const name = `audit${filter.batch ? `-${filter.batch.replace(/[^\w.-]/g, "_")}` : ""}.csv`;
       return reply

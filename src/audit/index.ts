@@ -9,6 +9,7 @@
  * from out of the request.
  */
 
+export { AUDIT_CSV_COLUMNS, AUDIT_CSV_HEADER, auditCsvLine } from "./audit-csv.js";
 export { actorOf, auditRequest } from "./audit-request.js";
 export {
   AUDIT_CURSOR_PATTERN,

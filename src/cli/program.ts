@@ -9,6 +9,7 @@ import { clusterNodesFromEnv, hashTaggedPrefix } from "../redis/index.js";
 import { configureSheetLimits } from "../sheets/index.js";
 import { registerApprove } from "./commands/approve.js";
 import { registerAudit } from "./commands/audit.js";
+import { registerAuditTrail } from "./commands/audit-trail.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerReject } from "./commands/reject.js";
 import { registerResult } from "./commands/result.js";
@@ -46,6 +47,7 @@ export function buildProgram(): Command {
   registerWebhook(program);
   registerResult(program);
   registerAudit(program);
+  registerAuditTrail(program);
   registerWatch(program);
   registerRetry(program);
   registerUser(program);
