@@ -92,5 +92,15 @@ describe("the audit trail of CLI commands", () => {
     expect(recovered.code, recovered.output).toBe(0);
     const recover = (await entriesOf(batchId)).find((e) => e.action === "batch.recover");
     expect(recover).toMatchObject({ actor: { kind: "cli", name: me }, outcome: "ok", detail: { rows: 1 } });
+
+    // `payouts audit-trail` reads the same entries back, filtered, as CSV.
+    const exported = await run(["audit-trail", "--batch", batchId, "--action", "rows", "--csv"]);
+    expect(exported.code, exported.output).toBe(0);
+    const lines = exported.output
+      .replace(/^\uFEFF/, "")
+      .trim()
+      .split(/\r?\n/);
+    expect(lines[0]).toBe("id,at,actor_kind,actor,role,action,target,from,outcome,detail");
+    expect(lines.slice(1).map((l) => l.split(",")[5])).toEqual(["rows.retry"]);
   });
 });
