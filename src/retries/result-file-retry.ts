@@ -393,6 +393,8 @@ export async function recheckRow(input: RecheckInput): Promise<Recheck> {
   const cells: Record<string, SheetCell> = {};
   for (const column of header.columns) cells[column.key] = readBack(row.cells[column.key]);
   const readable: SheetRow = { ...row, cells };
+  // The row checks of a new sheet, every one: a check added to intake's row checks (possible
+  // duplicates among them) applies to corrections here too, for the result file and the console alike.
   const check = checkRow(readable, { live: input.live, header, sheetDir: input.sheetDir });
   const problems = check.problems.map((p) => `${p.column ? `${p.column}: ` : ""}${p.code}: ${p.message}`);
   if (!check.instruction || problems.length > 0) {
