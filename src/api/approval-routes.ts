@@ -16,6 +16,7 @@ import {
   type Decider,
   type DecisionContext,
   DecisionError,
+  type HeldCorrection,
   rejectBatch,
 } from "../approvals/index.js";
 import { allow, can, principalOf } from "../auth/index.js";
@@ -72,7 +73,11 @@ async function largestRows(store: BatchStore, batchId: string): Promise<Largest>
 }
 
 /** The approval as the API shows it. */
-export function approvalView(record: ApprovalRecord, largest: Largest = []): z.output<typeof ApprovalView> {
+export function approvalView(
+  record: ApprovalRecord,
+  largest: Largest = [],
+  corrections: readonly HeldCorrection[] = [],
+): z.output<typeof ApprovalView> {
   return {
     status: record.status,
     required: record.required,
@@ -90,6 +95,9 @@ export function approvalView(record: ApprovalRecord, largest: Largest = []): z.o
     decidedAt: record.decidedAt ?? null,
     decidedBy: record.decidedBy ?? null,
     reason: record.reason ?? null,
+    heldFor: record.heldFor ?? "batch",
+    round: record.round ?? 1,
+    corrections: corrections.map((c) => ({ row: c.rowNumber, by: c.by, via: c.via, changes: c.changes })),
   };
 }
 
@@ -105,6 +113,12 @@ export function registerApprovalRoutes(parent: FastifyInstance, ctx: ApiContext)
     logger: app.log,
   };
 
+  const viewOf = async (record: ApprovalRecord) =>
+    approvalView(
+      record,
+      await largestRows(ctx.store, record.batchId),
+      record.status === "awaiting-approval" ? await approvals.heldCorrections(record.batchId) : [],
+    );
   const batchIdOf = (id: string) => {
     if (!BATCH_ID_PATTERN.test(id)) throw new ApiError(404, "NOT_FOUND", `no batch ${id}`);
     return id;
@@ -122,7 +136,7 @@ export function registerApprovalRoutes(parent: FastifyInstance, ctx: ApiContext)
   const answer = async (decision: Promise<Awaited<ReturnType<typeof approveBatch>>>) => {
     try {
       const { outcome, approval } = await decision;
-      return { outcome, approval: approvalView(approval, await largestRows(ctx.store, approval.batchId)) };
+      return { outcome, approval: await viewOf(approval) };
     } catch (err) {
       if (err instanceof DecisionError) throw new ApiError(err.status, err.code, err.message);
       throw err;
@@ -152,7 +166,7 @@ export function registerApprovalRoutes(parent: FastifyInstance, ctx: ApiContext)
         if (!(await ctx.store.getBatch(id))) throw new ApiError(404, "NOT_FOUND", `no batch ${id}`);
         return { approval: null };
       }
-      return { approval: approvalView(record, await largestRows(ctx.store, id)) };
+      return { approval: await viewOf(record) };
     },
   );
 

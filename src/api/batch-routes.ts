@@ -17,15 +17,17 @@ import {
   rowsOfPage,
   scanRows,
 } from "../batches/index.js";
+import { passGate } from "../gate/index.js";
 import { PayoutsApiError } from "../payouts-api/index.js";
-import { adoptedReason, retryRows } from "../retries/index.js";
+import { adoptedReason } from "../retries/index.js";
 import { BATCH_ID_PATTERN, BATCH_ID_SOURCE } from "../row-identity/index.js";
 import type { ResultFileSource } from "../server/result-download.js";
-import { submitSheet } from "../submission/index.js";
+import type { SubmitSheetOutcome } from "../submission/index.js";
 import { MappingMemory, sheetToSubmit, UploadStore } from "../uploads/index.js";
 import { ApiError } from "./api-error.js";
 import { batchViewOf, originKey } from "./batch-views.js";
 import type { ApiContext } from "./context.js";
+import { gateOf } from "./gate-caller.js";
 import type { PayeeDirectory } from "./payee-directory.js";
 import { invalidRowsByNumber, invalidRowView, rowByNumber, rowView } from "./row-views.js";
 import {
@@ -101,26 +103,27 @@ export function registerBatchRoutes(
       const { sheetId, onInvalid, allowPossibleDuplicates } = request.body;
       const upload = await uploads.get(sheetId);
       if (!upload) throw new ApiError(404, "NOT_FOUND", uploads.goneMessage(sheetId));
-      let outcome: Awaited<ReturnType<typeof submitSheet>>;
+      let outcome: SubmitSheetOutcome;
       try {
         // Rows corrected in the console are written into the sheet first: what is archived and paid is
-        // the corrected sheet, validated again as a whole.
+        // the corrected sheet, validated again as a whole. Through the one gate: approvals, audit.
         const sheetPath = await sheetToSubmit(uploadContext, upload);
-        outcome = await submitSheet({
-          sheetPath,
-          ...(upload.sheet ? { sheetName: upload.sheet } : {}),
-          api: ctx.client,
-          pipeline: ctx.pipeline,
-          dataDir: ctx.dataDir,
-          entityId: ctx.entityId,
-          onInvalid,
-          allowPossibleDuplicates,
-          reportPath: `${sheetPath}.submit-report.csv`,
-          submittedBy: principalOf(request).name,
+        outcome = await passGate(gateOf(ctx, request), {
+          kind: "submit",
+          sheet: {
+            sheetPath,
+            ...(upload.sheet ? { sheetName: upload.sheet } : {}),
+            api: ctx.client,
+            pipeline: ctx.pipeline,
+            dataDir: ctx.dataDir,
+            entityId: ctx.entityId,
+            onInvalid,
+            allowPossibleDuplicates,
+            reportPath: `${sheetPath}.submit-report.csv`,
+          },
         });
       } catch (err) {
         if (err instanceof DuplicateFileError) {
-          await auditRequest(ctx.audit, request, "batch.submit", sheetId, "denied", { code: err.code });
           throw new ApiError(409, "DUPLICATE_FILE", err.message.replace(/; submit it again.*$/, ""), {
             batchId: err.existingBatchId,
           });
@@ -128,7 +131,6 @@ export function registerBatchRoutes(
         throw err;
       }
       if (outcome.kind !== "submitted") {
-        await auditRequest(ctx.audit, request, "batch.submit", sheetId, "denied", { outcome: outcome.kind });
         if (outcome.kind === "invalid") {
           const possibleDuplicates = outcome.summary.countsByCode.get("POSSIBLE_DUPLICATE") ?? 0;
           throw new ApiError(
@@ -159,12 +161,6 @@ export function registerBatchRoutes(
       await uploads.save({ ...upload, batchId: outcome.batchId });
       // The batch has its own rows now; the upload's copy for the console is no longer needed.
       await uploads.clearRows(upload.id);
-      await auditRequest(ctx.audit, request, "batch.submit", outcome.batchId, "ok", {
-        sheetId,
-        onInvalid,
-        rows: outcome.summary.validRows,
-        ...(allowPossibleDuplicates ? { possibleDuplicatesConfirmed: outcome.possibleDuplicates } : {}),
-      });
       const p = await store.progress(outcome.batchId);
       const state = outcome.awaitingApproval
         ? "awaiting-approval"
@@ -360,14 +356,15 @@ export function registerBatchRoutes(
     async (request) => {
       const batchId = batchIdOf(request.params.id);
       const rows = request.body?.rows;
-      const result = await retryRows({
-        store,
-        enqueuer: ctx.enqueuer,
-        batchId,
-        // Rows in `error` are resolved against the ledger before they are paid again.
-        ledger: ctx.client,
-        ...(rows ? { rows } : {}),
-        note: `operator retry by ${principalOf(request).name}`,
+      const result = await passGate(gateOf(ctx, request), {
+        kind: "retry",
+        retry: {
+          batchId,
+          // Rows in `error` are resolved against the ledger before they are paid again.
+          ledger: ctx.client,
+          ...(rows ? { rows } : {}),
+          note: `operator retry by ${principalOf(request).name}`,
+        },
       });
       if (result.kind === "unknown-batch") throw new ApiError(404, "NOT_FOUND", `no batch ${batchId}`);
       const answer = {
@@ -377,7 +374,6 @@ export function registerBatchRoutes(
           ...result.leftAlone.map((l) => ({ row: l.rowNumber, reason: l.reason })),
         ],
       };
-      await auditRequest(ctx.audit, request, "rows.retry", batchId, "ok", answer);
       return answer;
     },
   );

@@ -10,8 +10,10 @@ import { formatMinorOrRaw } from "../money/index.js";
  */
 export type BatchState = "submitting" | "awaiting-approval" | "rejected" | "expired" | "running" | "finished";
 
-function batchState(p: BatchProgress, approval?: Pick<ApprovalRecord, "status">): BatchState {
-  if (approval && approval.status !== "approved") return approval.status;
+function batchState(p: BatchProgress, approval?: Pick<ApprovalRecord, "status" | "heldFor">): BatchState {
+  // A correction round rejected or expired left the batch's rows as they were: it is not the batch's state.
+  const decidesBatch = approval?.heldFor !== "correction" || approval.status === "awaiting-approval";
+  if (approval && approval.status !== "approved" && decidesBatch) return approval.status;
   if (!p.batch.enqueueComplete) return "submitting";
   // Not finishedAt: a retry after the batch finished makes it run again.
   if (p.done >= p.batch.rowCount) return "finished";

@@ -20,6 +20,7 @@ import { registerApprovalRoutes } from "./approval-routes.js";
 import { registerAuditRoutes } from "./audit-routes.js";
 import { registerBatchRoutes } from "./batch-routes.js";
 import type { ApiContext } from "./context.js";
+import { registerCorrectionRoutes } from "./correction-routes.js";
 import { registerLedgerRoutes } from "./ledger-routes.js";
 import { createPayeeDirectory } from "./payee-directory.js";
 import { createProgressFeed, registerEventRoute } from "./progress-feed.js";
@@ -103,6 +104,7 @@ export async function registerApi(
     registerBatchRoutes(api, ctx, { ...options, payees });
     registerApprovalRoutes(api, ctx);
     registerAuditRoutes(api, ctx);
+    registerCorrectionRoutes(api, ctx);
     registerLedgerRoutes(api, ctx);
     registerEventRoute(api, feed);
   });

@@ -231,6 +231,26 @@ export const ApprovalView = z
     decidedAt: Iso.nullable(),
     decidedBy: z.string().nullable(),
     reason: z.string().nullable(),
+    heldFor: z
+      .enum(["batch", "correction"])
+      .describe(
+        "`batch`: the batch as submitted waits; `correction`: corrected rows of the batch wait (a correction " +
+          "round), the rest of the batch goes on.",
+      ),
+    round: z
+      .number()
+      .int()
+      .describe("1 for the first hold; one more for each correction round after a decision."),
+    corrections: z
+      .array(
+        z.object({
+          row: z.number().int(),
+          by: z.string(),
+          via: z.string().describe("`console`, or `result file <name>`."),
+          changes: z.array(z.object({ field: z.string(), old: z.string(), new: z.string() })),
+        }),
+      )
+      .describe("A correction round awaiting approval: each held row and what it changes in what is paid."),
   })
   .meta({ id: "Approval" });
 

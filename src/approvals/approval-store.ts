@@ -13,7 +13,8 @@
  *   <p>:approvals:unannounced      set    held batches whose `batch.awaiting_approval` is not sent yet
  */
 import { createHash, randomBytes } from "node:crypto";
-import { DEFAULT_KEY_PREFIX, redisLayout, runScript } from "../batches/index.js";
+import { DEFAULT_KEY_PREFIX, redisLayout, runScript, type SourceValues } from "../batches/index.js";
+import type { PayoutInstruction } from "../intake/index.js";
 import type { RedisClient } from "../redis/index.js";
 import { type ApprovalAudit, EXPIRY_ACTOR } from "./audit.js";
 import type { ThresholdReached } from "./rules.js";
@@ -125,6 +126,43 @@ return answer('not-due')
 `,
 );
 
+/**
+ * Holds corrected rows of a batch for approval (a correction round): the batch's approval goes back
+ * to `awaiting-approval` for them, with no approvals counted (what is approved changed). The rows
+ * themselves are not touched: the corrections wait beside them and are applied only once approved.
+ * KEYS: approval, approvers, awaiting, unannounced, unsettled, corrections. ARGV: id, submittedBy,
+ * required, requestedAt, expiresAt, expiresAtMs, reasons (JSON), then row key / correction (JSON)
+ * pairs. Answers {outcome, round}: `held`, or why not: `unsettled` (the last decision is still being
+ * followed up), `closed` (the batch itself was rejected or expired), `awaiting-batch` (the batch's
+ * own approval is still pending).
+ */
+const HOLD_CORRECTIONS = lua(
+  "holdCorrections",
+  `
+local approval, approvers, awaiting, unannounced, unsettled, corrections = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local id = ARGV[1]
+local exists = redis.call('EXISTS', approval) == 1
+local status = redis.call('HGET', approval, 'status')
+local heldFor = redis.call('HGET', approval, 'heldFor') or 'batch'
+local round = tonumber(redis.call('HGET', approval, 'round') or (exists and '1' or '0'))
+if exists then
+  if redis.call('SISMEMBER', unsettled, id) == 1 then return {'unsettled', round} end
+  if heldFor ~= 'correction' and status == 'awaiting-approval' then return {'awaiting-batch', round} end
+  if heldFor ~= 'correction' and (status == 'rejected' or status == 'expired') then return {'closed', round} end
+end
+if not (status == 'awaiting-approval' and heldFor == 'correction') then round = round + 1 end
+redis.call('HSET', approval, 'status', 'awaiting-approval', 'batchId', id, 'heldFor', 'correction',
+  'round', round, 'submittedBy', ARGV[2], 'required', ARGV[3], 'requestedAt', ARGV[4],
+  'expiresAt', ARGV[5], 'expiresAtMs', ARGV[6], 'reasons', ARGV[7])
+redis.call('HDEL', approval, 'decidedAt', 'decidedBy', 'reason', 'settledAt')
+redis.call('DEL', approvers)
+redis.call('ZADD', awaiting, ARGV[6], id)
+redis.call('SADD', unannounced, id)
+for i = 8, #ARGV, 2 do redis.call('HSET', corrections, ARGV[i], ARGV[i + 1]) end
+return {'held', round}
+`,
+);
+
 type ScriptAnswer = [string, string, number, number];
 
 function isStatus(value: string): value is ApprovalStatus {
@@ -143,6 +181,23 @@ export interface HoldRequest {
   expiresAt: Date;
   reasons: ThresholdReached[];
 }
+
+/** A corrected row waiting for the approval of its correction round (applied once approved). */
+export interface HeldCorrection {
+  rowKey: string;
+  rowNumber: number;
+  /** The row's attempt when the correction was made: applied only if the row is still on it. */
+  expectedAttempt: number;
+  instruction: PayoutInstruction;
+  source?: SourceValues | undefined;
+  /** What changes in what is paid, for the approver. */
+  changes: { field: string; old: string; new: string }[];
+  /** Who corrected it, and how (`result file <name>`, `console`). */
+  by: string;
+  via: string;
+}
+
+export type HoldCorrectionsOutcome = "held" | "unsettled" | "closed" | "awaiting-batch";
 
 export interface ApprovalStoreOptions {
   prefix?: string;
@@ -211,6 +266,56 @@ export class ApprovalStore {
       ],
     );
     return status as ApprovalStatus;
+  }
+
+  private correctionsKey(id: string) {
+    return `${this.batchKey(id)}:approval:corrections`;
+  }
+
+  /**
+   * Holds corrected rows for approval (a correction round; see HOLD_CORRECTIONS). The same round
+   * grows while it is still awaiting approval, and its approvals start again from none.
+   */
+  async holdCorrections(
+    request: HoldRequest,
+    corrections: readonly HeldCorrection[],
+  ): Promise<{ outcome: HoldCorrectionsOutcome; round: number }> {
+    const [outcome, round] = (await runScript(
+      this.redis,
+      HOLD_CORRECTIONS,
+      [
+        this.approvalKey(request.batchId),
+        this.approversKey(request.batchId),
+        this.awaitingKey,
+        this.unannouncedKey,
+        this.unsettledKey,
+        this.correctionsKey(request.batchId),
+      ],
+      [
+        request.batchId,
+        request.submittedBy,
+        String(request.required),
+        request.requestedAt.toISOString(),
+        request.expiresAt.toISOString(),
+        String(request.expiresAt.getTime()),
+        JSON.stringify(request.reasons),
+        ...corrections.flatMap((c) => [c.rowKey, JSON.stringify(c)]),
+      ],
+    )) as [HoldCorrectionsOutcome, number];
+    return { outcome, round: Number(round) };
+  }
+
+  /** The corrected rows waiting for the batch's correction round, in sheet order. */
+  async heldCorrections(batchId: string): Promise<HeldCorrection[]> {
+    const all = await this.redis.hgetall(this.correctionsKey(batchId));
+    return Object.values(all)
+      .map((json) => JSON.parse(json) as HeldCorrection)
+      .sort((a, b) => a.rowNumber - b.rowNumber);
+  }
+
+  /** Forgets a held correction (applied, or its round was rejected or expired). */
+  async dropHeldCorrection(batchId: string, rowKey: string): Promise<void> {
+    await this.redis.hdel(this.correctionsKey(batchId), rowKey);
   }
 
   private decisionKeys(id: string): string[] {
@@ -298,6 +403,8 @@ export class ApprovalStore {
       ...(hash.decidedBy ? { decidedBy: hash.decidedBy } : {}),
       ...(hash.reason ? { reason: hash.reason } : {}),
       ...(hash.settledAt ? { settledAt: hash.settledAt } : {}),
+      heldFor: hash.heldFor === "correction" ? "correction" : "batch",
+      round: Number(hash.round ?? 1),
     };
   }
 
@@ -305,6 +412,15 @@ export class ApprovalStore {
   async status(batchId: string): Promise<ApprovalStatus | undefined> {
     const status = await this.redis.hget(this.approvalKey(batchId), "status");
     return status && isStatus(status) ? status : undefined;
+  }
+
+  /**
+   * Whether the batch's own rows may be handed to the queue: it never needed approval, was approved,
+   * or what waits now is only a correction round (its held rows are not in the queue's reach).
+   */
+  async mayFeedBatch(batchId: string): Promise<boolean> {
+    const [status, heldFor] = await this.redis.hmget(this.approvalKey(batchId), "status", "heldFor");
+    return !status || status === "approved" || heldFor === "correction";
   }
 
   /** Held batches, soonest expiry first. */

@@ -12,11 +12,15 @@ export function describeApproval(record: ApprovalRecord): string[] {
       case "rejected":
         return `approval: rejected by ${record.decidedBy ?? "?"} at ${record.decidedAt ?? "?"}: ${record.reason ?? ""}`;
       case "expired":
-        return `approval: expired at ${record.decidedAt ?? record.expiresAt} (${count}); every row canceled`;
+        return `approval: expired at ${record.decidedAt ?? record.expiresAt} (${count}); ${
+          record.heldFor === "correction" ? "the corrected rows stay as they were" : "every row canceled"
+        }`;
     }
   })();
   return [
-    head,
+    record.heldFor === "correction"
+      ? `${head} [correction round ${record.round ?? 1}: corrected rows only]`
+      : head,
     `  submitted by ${record.submittedBy || "unknown"} at ${record.requestedAt}`,
     ...record.approvals.map((a) => `  approved by ${a.by} at ${a.at}`),
   ];

@@ -21,9 +21,6 @@ export function approvalGate(store: ApprovalStore, policy: ApprovalPolicy): Subm
       });
       return true;
     },
-    async mayEnqueue(batchId) {
-      const status = await store.status(batchId);
-      return status === undefined || status === "approved";
-    },
+    mayEnqueue: (batchId) => store.mayFeedBatch(batchId),
   };
 }

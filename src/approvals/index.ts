@@ -3,7 +3,13 @@
  * atomic decisions, the submission gate, and settling a decided batch. The worker's periodic sweep
  * (expiry, settling, announcements) is in ./sweep/, which builds on the pipeline.
  */
-export { ApprovalStore, type ApprovalStoreOptions, type HoldRequest } from "./approval-store.js";
+export {
+  ApprovalStore,
+  type ApprovalStoreOptions,
+  type HeldCorrection,
+  type HoldCorrectionsOutcome,
+  type HoldRequest,
+} from "./approval-store.js";
 export { type ApprovalAudit, type ApprovalAuditEntry, approvalAuditTo, EXPIRY_ACTOR } from "./audit.js";
 export {
   approveBatch,

@@ -6,8 +6,15 @@
  * Queueing twice is harmless anyway: job ids are the rows' Idempotency-Keys, and only rows still
  * `queued` are offered.
  */
-import { type BatchStore, enqueueQueuedRows, ROW_CHUNK, type RowEnqueuer } from "../batches/index.js";
-import type { ApprovalStore } from "./approval-store.js";
+import {
+  appendCorrection,
+  type BatchRecord,
+  type BatchStore,
+  enqueueQueuedRows,
+  ROW_CHUNK,
+  type RowEnqueuer,
+} from "../batches/index.js";
+import type { ApprovalStore, HeldCorrection } from "./approval-store.js";
 import type { ApprovalRecord } from "./types.js";
 
 /** Error codes of rows canceled because their batch was not approved (never retried: src/retries). */
@@ -22,6 +29,8 @@ export interface SettleContext {
 
 export type SettleResult =
   | { outcome: "queued"; rows: number; record: ApprovalRecord }
+  /** A correction round decided: its rows started (approved) or left as they were (not approved). */
+  | { outcome: "corrections"; started: number; dropped: number; record: ApprovalRecord }
   | { outcome: "canceled"; rows: number; record: ApprovalRecord }
   /** Still awaiting approval, or no approval record: nothing to do. */
   | { outcome: "undecided" }
@@ -42,7 +51,9 @@ export async function settleBatch(ctx: SettleContext, batchId: string): Promise<
   if (!unlock) return { outcome: "busy" };
   try {
     let result: SettleResult;
-    if (record.status === "approved") {
+    if (record.heldFor === "correction") {
+      result = await settleCorrections(ctx, batch, record);
+    } else if (record.status === "approved") {
       result = { outcome: "queued", rows: await enqueueQueuedRows(ctx.store, ctx.enqueuer, batch), record };
     } else {
       result = { outcome: "canceled", rows: await cancelQueuedRows(ctx.store, record), record };
@@ -92,4 +103,51 @@ async function cancelQueuedRows(store: BatchStore, record: ApprovalRecord): Prom
     canceled += results.filter((r) => r?.outcome === "ok").length;
   }
   return canceled;
+}
+
+/**
+ * A decided correction round: approved, each held correction starts the row's next attempt with the
+ * corrected instruction (only if the row is still on the attempt it was corrected on: a row that moved
+ * meanwhile is left alone), then the batch is fed; not approved, the rows stay as they were.
+ */
+async function settleCorrections(
+  ctx: SettleContext,
+  batch: BatchRecord,
+  record: ApprovalRecord,
+): Promise<SettleResult> {
+  const held = await ctx.approvals.heldCorrections(batch.id);
+  let started = 0;
+  for (const c of held) {
+    if (record.status === "approved" && (await startCorrected(ctx.store, batch, c, record))) started++;
+    await ctx.approvals.dropHeldCorrection(batch.id, c.rowKey);
+  }
+  if (started > 0) await enqueueQueuedRows(ctx.store, ctx.enqueuer, batch);
+  return { outcome: "corrections", started, dropped: held.length - started, record };
+}
+
+async function startCorrected(
+  store: BatchStore,
+  batch: BatchRecord,
+  c: HeldCorrection,
+  record: ApprovalRecord,
+): Promise<boolean> {
+  const correction = { instruction: c.instruction, source: c.source };
+  const result = await store.startNewAttemptWithCorrection(
+    batch.id,
+    c.rowKey,
+    c.expectedAttempt,
+    correction,
+    `correction by ${c.by} (${c.via}) approved in round ${record.round}: ${c.changes
+      .map((x) => `${x.field} ${x.old} -> ${x.new}`)
+      .join(", ")}`,
+  );
+  if (result.outcome !== "ok") return false;
+  await store.reopenBatch(batch.id);
+  if (batch.archivePath) {
+    await appendCorrection(batch.archivePath, {
+      ...correction,
+      attempt: result.attempt ?? c.expectedAttempt + 1,
+    });
+  }
+  return true;
 }

@@ -41,6 +41,14 @@ export interface ApprovalRecord {
   reason?: string | undefined;
   /** When the decision's follow-up (rows queued or canceled) was done. */
   settledAt?: string | undefined;
+  /**
+   * What waits: `batch`, the batch as submitted (nothing of it is paid until approved); `correction`,
+   * corrected rows of a batch (docs/design.md §3.13), held beside their rows while the rest of the
+   * batch goes on as before.
+   */
+  heldFor?: "batch" | "correction" | undefined;
+  /** Which hold this is: 1 for the first, one more for each correction round after a decision. */
+  round?: number | undefined;
 }
 
 /** What an approval attempt came to. */

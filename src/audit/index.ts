@@ -9,13 +9,17 @@
  * from out of the request.
  */
 
-export { auditRequest } from "./audit-request.js";
+export { AUDIT_CSV_COLUMNS, AUDIT_CSV_HEADER, auditCsvLine } from "./audit-csv.js";
+export { actorOf, auditRequest } from "./audit-request.js";
 export {
   AUDIT_CURSOR_PATTERN,
   type AuditActor,
   type AuditEntry,
+  type AuditFilter,
   type AuditInput,
   type AuditOutcome,
   AuditTrail,
   DEFAULT_AUDIT_MAX_ENTRIES,
+  DEFAULT_AUDIT_SCAN_BUDGET,
+  matchesAuditFilter,
 } from "./audit-trail.js";

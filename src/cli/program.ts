@@ -10,6 +10,7 @@ import { clusterNodesFromEnv, hashTaggedPrefix } from "../redis/index.js";
 import { configureSheetLimits } from "../sheets/index.js";
 import { registerApprove } from "./commands/approve.js";
 import { registerAudit } from "./commands/audit.js";
+import { registerAuditTrail } from "./commands/audit-trail.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerMigrate } from "./commands/migrate.js";
 import { registerReject } from "./commands/reject.js";
@@ -48,6 +49,7 @@ export function buildProgram(): Command {
   registerWebhook(program);
   registerResult(program);
   registerAudit(program);
+  registerAuditTrail(program);
   registerWatch(program);
   registerRetry(program);
   registerUser(program);

@@ -3,6 +3,7 @@
 // search), each with what happened, what to do next and what it waits for. Its address carries the
 // filters, so a link shows the same rows.
 
+import { correctRowForm, heldCorrectionsList } from "./correct-row-form.js";
 import { ledgerCard, runLedgerCheck } from "./ledger-card.js";
 import {
   $,
@@ -228,6 +229,7 @@ function approvalCard(b, a) {
           el("ul", {}, ...reasons),
         ]
       : null,
+    heldCorrectionsList(a),
     a.approvals.length
       ? [
           el("h3", {}, "Approvals given"),
@@ -707,6 +709,10 @@ async function showRow(rowNumber) {
           ),
         ),
       ),
+      correctRowForm(view.id, r, async () => {
+        await load(view.id);
+        await loadRows(currentRoute().query);
+      }),
       el("p", {}, el("a", { href: href(["batches", view.id], back) }, "Back to the rows")),
     ),
   );

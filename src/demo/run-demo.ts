@@ -23,6 +23,7 @@ import {
   TERMINAL_ROW_STATES,
 } from "../batches/index.js";
 import type { AppConfig } from "../config/index.js";
+import { cliCaller, passGate } from "../gate/index.js";
 import { createLogger } from "../logging/index.js";
 import { formatMinor } from "../money/index.js";
 import { batchFinishedHandler } from "../notify/index.js";
@@ -36,7 +37,6 @@ import {
   writeResultFile,
 } from "../results/index.js";
 import { startServer, WEBHOOK_PATH } from "../server/index.js";
-import { submitSheet } from "../submission/index.js";
 import { CONSUMED_EVENTS } from "../webhooks/index.js";
 import { type PrivateRedis, startPrivateRedis } from "./private-redis.js";
 
@@ -209,18 +209,24 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     cleanups.push(() => server.auth.disableUser(DEMO_USER));
     say(`console: ${server.url}/  (log in as ${DEMO_USER} / ${demoPassword}; API at ${server.url}/api/v1)`);
 
-    // 4. Submit the sheet (the same step as `payouts submit`).
+    // 4. Submit the sheet (the same step as `payouts submit`: through the gate, audited as the shell user).
     const sheetPath = path.resolve(options.sheetPath ?? packageFile("samples/payouts-valid.csv"));
-    const outcome = await submitSheet({
-      sheetPath,
-      api: healthClient,
-      pipeline: { redisUrl },
-      dataDir: config.dataDir,
-      entityId: config.entityId,
-      onInvalid: "reject",
-      // The demo may run many times against one Redis: each run is its own batch.
-      allowDuplicateFile: true,
-    });
+    const outcome = await passGate(
+      { ...cliCaller(), pipeline: payments.pipeline },
+      {
+        kind: "submit",
+        sheet: {
+          sheetPath,
+          api: healthClient,
+          pipeline: { redisUrl },
+          dataDir: config.dataDir,
+          entityId: config.entityId,
+          onInvalid: "reject",
+          // The demo may run many times against one Redis: each run is its own batch.
+          allowDuplicateFile: true,
+        },
+      },
+    );
     if (outcome.kind !== "submitted") {
       const where = outcome.reportPath ? `; see ${outcome.reportPath}` : "";
       return { ok: false, reason: `the sheet was not submitted (${outcome.kind})${where}` };

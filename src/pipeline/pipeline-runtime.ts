@@ -113,6 +113,8 @@ export interface Pipeline {
   approvals: ApprovalStore;
   /** The approval gate every submission and resume goes through. */
   gate: SubmissionGate;
+  /** The approval policy the gate applies (src/gate judges corrections by it too). */
+  approvalPolicy: ApprovalPolicy;
   queue: Queue<PaymentJobData>;
   enqueuer: RowEnqueuer;
   close(): Promise<void>;
@@ -128,7 +130,8 @@ export function openPipeline(settings: PipelineSettings): Pipeline {
   const queueConnection = connectRedis(settings.redisUrl, { failFast });
   const store = new BatchStore(redis, { prefix });
   const approvals = new ApprovalStore(redis, { prefix });
-  const gate = approvalGate(approvals, settings.approval ?? loadApprovalPolicy());
+  const approvalPolicy = settings.approval ?? loadApprovalPolicy();
+  const gate = approvalGate(approvals, approvalPolicy);
   const queue = createPaymentQueue(queueConnection, prefix);
   const enqueuer = paymentQueueEnqueuer(
     queue,
@@ -142,6 +145,7 @@ export function openPipeline(settings: PipelineSettings): Pipeline {
     store,
     approvals,
     gate,
+    approvalPolicy,
     queue,
     enqueuer,
     close: () => {

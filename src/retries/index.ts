@@ -4,6 +4,13 @@
  */
 
 export {
+  CORRECTABLE_FIELDS,
+  type CorrectableField,
+  type CorrectRowOptions,
+  type CorrectRowOutcome,
+  correctRow,
+} from "./correct-row.js";
+export {
   batchIdCandidates,
   changedColumnsOf,
   type DroppedRow,
@@ -16,12 +23,14 @@ export {
   resultColumnCount,
 } from "./result-file-plan.js";
 export {
+  type ChangedField,
+  type Correction,
+  type CorrectionAdmission,
   isResultFile,
   type ResultFileRetryOptions,
   type ResultFileRetryOutcome,
   type ResultFileRowOutcome,
   reportText,
-  retryFromDroppedResultFile,
   retryFromResultFile,
 } from "./result-file-retry.js";
 export {

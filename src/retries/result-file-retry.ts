@@ -19,6 +19,7 @@ import {
   type BatchStore,
   enqueueQueuedRows,
   type RowEnqueuer,
+  type RowRecord,
   type SourceValues,
 } from "../batches/index.js";
 import { undoExcelSafeText } from "../files/index.js";
@@ -31,7 +32,6 @@ import {
   type LiveContext,
   type PayoutInstruction,
 } from "../intake/index.js";
-import { openPipeline, type PipelineSettings } from "../pipeline/index.js";
 import { RESULT_COLUMNS } from "../results/index.js";
 import {
   openSheet,
@@ -62,11 +62,40 @@ export interface ResultFileRetryOptions {
   enqueuer: RowEnqueuer;
   /** Live data already fetched (tests); else fetched through `api` when a row needs it. */
   live?: LiveContext;
+  /**
+   * The gate's say on the valid corrections (src/gate): which start now and which wait for approval.
+   * Required: no correction starts an attempt without it.
+   */
+  admit: CorrectionAdmission;
 }
+
+/** A row's corrected inputs, validated. */
+export interface Correction {
+  instruction: PayoutInstruction;
+  source: SourceValues;
+}
+
+/** One changed field of a corrected row (old and new as people read them). */
+export interface ChangedField {
+  field: string;
+  old: string;
+  new: string;
+}
+
+/**
+ * The gate's verdict per corrected row (by row key): `held` false, it may start now; else the
+ * sentence saying why it waits for approval (it was held, not started). `changes`: what it changes.
+ */
+export type CorrectionAdmission = (
+  batch: BatchRecord,
+  corrections: readonly { row: RowRecord; correction: Correction }[],
+) => Promise<Map<string, { held: false | string; changes: ChangedField[] }>>;
 
 /** What happened to one row, as the report shows it. */
 export interface ResultFileRowOutcome {
-  outcome: "retried" | "refused" | "left-alone";
+  outcome: "retried" | "refused" | "left-alone" | "held";
+  /** A corrected row: every sheet cell it changed. */
+  changes?: ChangedField[];
   /** Row number in the dropped file (absent for a batch row the file left out). */
   fileRowNumber?: number;
   /** The batch row's number as the original sheet showed it (absent for a row not in the batch). */
@@ -86,6 +115,8 @@ export interface ResultFileRetryOutcome {
   rows: ResultFileRowOutcome[];
   /** Rows given a new attempt. */
   retried: number;
+  /** Corrected rows held for approval (nothing of them starts until approved). */
+  held: number;
   /** Retried money per currency (minor units), as the intake reports accepted sheets. */
   totals: Record<string, { rows: number; amount: number }>;
   /** Jobs handed to the queue. */
@@ -101,23 +132,6 @@ export async function isResultFile(filePath: string): Promise<boolean> {
   } catch (err) {
     if (err instanceof SheetReadError) return false;
     throw err;
-  }
-}
-
-/**
- * What the watched folder calls for every sheet it takes: undefined (at once, without Redis) unless
- * the file is a result file; else opens the pipeline's store and queue for {@link retryFromResultFile}.
- */
-export async function retryFromDroppedResultFile(
-  options: Omit<ResultFileRetryOptions, "store" | "enqueuer"> & { pipeline: PipelineSettings },
-): Promise<ResultFileRetryOutcome | undefined> {
-  if (!(await isResultFile(options.filePath))) return undefined;
-  const { pipeline: settings, ...rest } = options;
-  const pipeline = openPipeline(settings);
-  try {
-    return await retryFromResultFile({ ...rest, store: pipeline.store, enqueuer: pipeline.enqueuer });
-  } finally {
-    await pipeline.close();
   }
 }
 
@@ -242,35 +256,60 @@ export async function retryFromResultFile(
   let live = options.live;
   const rows: ResultFileRowOutcome[] = [];
   const totals: ResultFileRetryOutcome["totals"] = {};
-  let retried = 0;
+  // First every row is checked; then the gate sees the corrections together (the batch's total with
+  // all of them is what the approval policy judges); then the rows it lets through start.
+  const toStart: {
+    decision: Extract<RowDecision, { kind: "retry" }>;
+    record: RowRecord;
+    correction?: Correction;
+  }[] = [];
   for (const decision of decisions) {
     if (decision.kind !== "retry") {
       rows.push(outcomeOf(decision));
       continue;
     }
     const record = byKey.get(decision.batchRow.rowKey)!;
-    let correction: { instruction: PayoutInstruction; source: SourceValues } | undefined;
-    if (decision.changedColumns.length > 0) {
-      live ??= await fetchLiveContext(options.api);
-      const checked = await recheckRow({
-        row: fileRows.get(decision.row.fileRowNumber)!,
-        header,
-        sourceCount,
-        keys: batch.sheet.keys,
-        live,
-        api: options.api,
-        sheetDir: path.dirname(path.resolve(options.filePath)),
-        original: record.instruction,
+    if (decision.changedColumns.length === 0) {
+      toStart.push({ decision, record });
+      continue;
+    }
+    live ??= await fetchLiveContext(options.api);
+    const checked = await recheckRow({
+      row: fileRows.get(decision.row.fileRowNumber)!,
+      header,
+      sourceCount,
+      keys: batch.sheet.keys,
+      live,
+      api: options.api,
+      sheetDir: path.dirname(path.resolve(options.filePath)),
+      original: record.instruction,
+    });
+    if (!checked.ok) {
+      rows.push({
+        ...where(decision),
+        outcome: "refused",
+        detail: `the correction is invalid, nothing was retried: ${checked.problems.join("; ")}`,
       });
-      if (!checked.ok) {
-        rows.push({
-          ...where(decision),
-          outcome: "refused",
-          detail: `the correction is invalid, nothing was retried: ${checked.problems.join("; ")}`,
-        });
-        continue;
-      }
-      correction = checked;
+      continue;
+    }
+    toStart.push({
+      decision,
+      record,
+      correction: { instruction: checked.instruction, source: checked.source },
+    });
+  }
+  const admitted = await options.admit(
+    batch,
+    toStart.flatMap((t) => (t.correction ? [{ row: t.record, correction: t.correction }] : [])),
+  );
+
+  let retried = 0;
+  for (const { decision, record, correction } of toStart) {
+    const verdict = correction ? admitted.get(record.rowKey) : undefined;
+    const changes = verdict?.changes.length ? { changes: verdict.changes } : {};
+    if (verdict && verdict.held !== false) {
+      rows.push({ ...where(decision), ...changes, outcome: "held", detail: verdict.held });
+      continue;
     }
     const note =
       correction === undefined
@@ -298,7 +337,7 @@ export async function retryFromResultFile(
     }
     retried++;
     addToTotals(totals, correction?.instruction ?? record.instruction);
-    rows.push(retriedOutcome(decision, started, record.state));
+    rows.push({ ...retriedOutcome(decision, started, record.state), ...changes });
   }
   // Job ids are the rows' keys: rows queued already are not added twice. Queued rows are re-offered
   // even when nothing was retried now, so a drop interrupted after startNewAttempt and before this
@@ -313,6 +352,7 @@ export async function retryFromResultFile(
     batchId: batch.id,
     rows,
     retried,
+    held: rows.filter((r) => r.outcome === "held").length,
     totals,
     enqueued,
     report: reportText(fileName, batch.id, rows),
@@ -320,7 +360,7 @@ export async function retryFromResultFile(
 }
 
 /** The ledger behind the intake's API when it has one (the service's client does). */
-function ledgerOf(api: IntakeApi): LedgerApi | undefined {
+export function ledgerOf(api: IntakeApi): LedgerApi | undefined {
   return "payments" in api ? (api as IntakeApi & LedgerApi) : undefined;
 }
 
@@ -332,7 +372,7 @@ function readBack(cell: SheetCell | undefined): SheetCell {
   return text === cell.text ? cell : { ...cell, text };
 }
 
-interface RecheckInput {
+export interface RecheckInput {
   row: SheetRow;
   header: SheetHeader;
   sourceCount: number;
@@ -348,11 +388,13 @@ type Recheck =
   | { ok: false; problems: string[] };
 
 /** Validates a corrected row like a new sheet's row; the row keeps its batch number and key. */
-async function recheckRow(input: RecheckInput): Promise<Recheck> {
+export async function recheckRow(input: RecheckInput): Promise<Recheck> {
   const { row, header } = input;
   const cells: Record<string, SheetCell> = {};
   for (const column of header.columns) cells[column.key] = readBack(row.cells[column.key]);
   const readable: SheetRow = { ...row, cells };
+  // The row checks of a new sheet, every one: a check added to intake's row checks (possible
+  // duplicates among them) applies to corrections here too, for the result file and the console alike.
   const check = checkRow(readable, { live: input.live, header, sheetDir: input.sheetDir });
   const problems = check.problems.map((p) => `${p.column ? `${p.column}: ` : ""}${p.code}: ${p.message}`);
   if (!check.instruction || problems.length > 0) {
@@ -434,6 +476,7 @@ function refuseWhole(fileName: string, batchId: string | undefined, refusal: str
     refusal,
     rows: [],
     retried: 0,
+    held: 0,
     totals: {},
     enqueued: 0,
     report: `${fileName}: nothing was retried: ${refusal}\n`,
@@ -445,7 +488,8 @@ export function reportText(fileName: string, batchId: string, rows: readonly Res
   const count = (o: ResultFileRowOutcome["outcome"]) => rows.filter((r) => r.outcome === o).length;
   const lines = [
     `${fileName}: corrected result file of batch ${batchId}`,
-    `${count("retried")} row(s) retried, ${count("refused")} refused, ${count("left-alone")} left alone.`,
+    `${count("retried")} row(s) retried, ${count("held") > 0 ? `${count("held")} held for approval, ` : ""}` +
+      `${count("refused")} refused, ${count("left-alone")} left alone.`,
     "",
   ];
   for (const r of rows) {
@@ -453,7 +497,12 @@ export function reportText(fileName: string, batchId: string, rows: readonly Res
       r.fileRowNumber !== undefined
         ? `file row ${r.fileRowNumber}${r.batchRowNumber !== undefined ? ` (batch row ${r.batchRowNumber})` : ""}`
         : `batch row ${r.batchRowNumber}`;
-    const label = r.outcome === "retried" ? "RETRIED" : r.outcome === "refused" ? "REFUSED" : "left alone";
+    const label = {
+      retried: "RETRIED",
+      refused: "REFUSED",
+      held: "HELD FOR APPROVAL",
+      "left-alone": "left alone",
+    }[r.outcome];
     lines.push(`${at}${r.reference ? `, reference ${r.reference}` : ""}: ${label}: ${r.detail}`);
   }
   return `${lines.join("\n")}\n`;

@@ -18,6 +18,7 @@ const ASSETS: Record<string, string> = {
   "batch-view.js": JS,
   "ledger-card.js": JS,
   "audit-view.js": JS,
+  "correct-row-form.js": JS,
   "reference-view.js": JS,
   "login.js": JS,
 };

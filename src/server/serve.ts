@@ -157,7 +157,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         queues,
         reconcile,
         client: options.apiClient ?? options.client,
-        pipeline: pipelineSettings,
+        pipeline: { ...pipelineSettings, open: pipeline },
         dataDir: path.resolve(options.dataDir ?? "data"),
         entityId: options.entityId ?? "me",
         uploadLimitBytes: options.uploadLimitBytes ?? DEFAULT_UPLOAD_LIMIT_BYTES,

@@ -27,16 +27,12 @@ import { lstat, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { SYSTEM_IDENTITIES } from "../approvals/index.js";
 import { writeFileAtomicPatiently } from "../files/index.js";
+import { inboxCaller, passGate, scheduleCaller } from "../gate/index.js";
 import type { IntakeApi } from "../intake/index.js";
-import { openPipeline, type PipelineSettings } from "../pipeline/index.js";
-import { type ResultFileRetryOutcome, retryFromDroppedResultFile } from "../retries/index.js";
+import { openPipeline, type Pipeline, type PipelineSettings } from "../pipeline/index.js";
+import type { ResultFileRetryOutcome } from "../retries/index.js";
 import { readSheetIsolated, SheetReadAborted, SheetReadError } from "../sheets/index.js";
-import {
-  type CurrencyTotals,
-  DuplicateFileError,
-  type SubmitSheetOutcome,
-  submitSheet,
-} from "../submission/index.js";
+import { type CurrencyTotals, DuplicateFileError, type SubmitSheetOutcome } from "../submission/index.js";
 import { type Claims, claimId, createClaims, isCode } from "./claims.js";
 import { archivedSheetName, classifyFileName, errorNoteName, validationReportName } from "./file-rules.js";
 import { type DataFolders, dataFolders, ensureFolders } from "./folders.js";
@@ -99,6 +95,8 @@ export type SheetIntakeOutcome =
       archivedAs: string;
       /** A result file dropped back in (an operator retry; `rows` are the rows retried): its report. */
       retryReport?: string;
+      /** A result file: its corrected rows held for approval (nothing of them is paid until approved). */
+      heldForApproval?: number;
     }
   | {
       kind: "rejected";
@@ -135,6 +133,7 @@ export async function createSheetIntake(options: SheetIntakeOptions): Promise<Sh
   const pipeline = openPipeline(options.pipeline);
   const intake: Intake = {
     options: { ...options, pipeline: { ...options.pipeline, open: pipeline } },
+    pipeline,
     folders,
     claims: createClaims(folders.processing, options.leaseMs ?? DEFAULT_LEASE_MS),
     log: options.logger,
@@ -155,6 +154,8 @@ export async function createSheetIntake(options: SheetIntakeOptions): Promise<Sh
 /** What every step of the intake works with. */
 interface Intake {
   options: SheetIntakeOptions;
+  /** The one open pipeline every sheet of this intake goes through. */
+  pipeline: Pipeline;
   folders: DataFolders;
   claims: Claims;
   log: IntakeLogger | undefined;
@@ -342,22 +343,27 @@ async function submitClaimed(
       delete held.snapshot;
       return await refuseChanged(intake, held, changedOnRead);
     }
-    const retry = await retryFromDroppedResultFile({
-      filePath: snapshot.path,
-      fileName: name,
-      api: options.api,
-      pipeline: options.pipeline,
+    // Through the one gate (src/gate): approvals and the audit trail, as the inbox or the nightly run.
+    const gate = {
+      ...(submittedBy === SYSTEM_IDENTITIES.schedule ? scheduleCaller() : inboxCaller()),
+      pipeline: intake.pipeline,
+    };
+    const retry = await passGate(gate, {
+      kind: "result-file",
+      file: { filePath: snapshot.path, fileName: name, api: options.api },
     });
     if (retry) return await settleResultFileRetry(intake, held, retry);
-    const outcome = await submitSheet({
-      sheetPath: snapshot.path,
-      api: options.api,
-      pipeline: options.pipeline,
-      dataDir: options.dataDir,
-      entityId: options.entityId,
-      onInvalid: "reject",
-      reportPath: pendingReport,
-      submittedBy,
+    const outcome = await passGate(gate, {
+      kind: "submit",
+      sheet: {
+        sheetPath: snapshot.path,
+        api: options.api,
+        pipeline: options.pipeline,
+        dataDir: options.dataDir,
+        entityId: options.entityId,
+        onInvalid: "reject",
+        reportPath: pendingReport,
+      },
     });
     return await settleSubmission(intake, held, outcome);
   } catch (err) {
@@ -489,7 +495,7 @@ async function settleResultFileRetry(
 ): Promise<SheetIntakeOutcome> {
   const { folders, log } = intake;
   const { name } = held;
-  if (retry.retried === 0 || retry.batchId === undefined) {
+  if ((retry.retried === 0 && retry.held === 0) || retry.batchId === undefined) {
     const rejectedAs = await place(intake, held, folders.rejected, name);
     const notePath = `${rejectedAs}.retry.txt`;
     await writeFileAtomicPatiently(notePath, retry.report, { logger: log });
@@ -501,8 +507,15 @@ async function settleResultFileRetry(
   const retryReport = `${archivedAs}.retry.txt`;
   await writeFileAtomicPatiently(retryReport, retry.report, { logger: log });
   log?.info(
-    { file: name, batchId: retry.batchId, retried: retry.retried, archivedAs, report: retryReport },
-    "result file: rows retried",
+    {
+      file: name,
+      batchId: retry.batchId,
+      retried: retry.retried,
+      held: retry.held,
+      archivedAs,
+      report: retryReport,
+    },
+    retry.held > 0 ? "result file: rows retried or held for approval" : "result file: rows retried",
   );
   return {
     kind: "accepted",
@@ -514,6 +527,7 @@ async function settleResultFileRetry(
     totals: retry.totals,
     archivedAs,
     retryReport,
+    ...(retry.held > 0 ? { heldForApproval: retry.held } : {}),
   };
 }
 

@@ -6,8 +6,9 @@
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import type { Command } from "commander";
-import { archivePathFor, readInstructionArchive, recoverBatch } from "../../batches/index.js";
+import { archivePathFor, readInstructionArchive } from "../../batches/index.js";
 import { loadConfig, requireApi } from "../../config/index.js";
+import { cliCaller, passGate } from "../../gate/index.js";
 import { createPayoutsClient } from "../../payouts-api/index.js";
 import { openPipeline } from "../../pipeline/index.js";
 import { BATCH_ID_PATTERN } from "../../row-identity/index.js";
@@ -46,14 +47,10 @@ export function registerRecover(program: Command): void {
       await requireRedis(config.redisUrl, { prefix: opts.redisPrefix });
       const pipeline = openPipeline({ redisUrl: config.redisUrl, prefix: opts.redisPrefix, failFast: true });
       try {
-        const result = await recoverBatch({
-          store: pipeline.store,
-          enqueuer: pipeline.enqueuer,
-          client,
-          archive,
-          archivePath,
-          gate: pipeline.gate,
-        });
+        const result = await passGate(
+          { ...cliCaller(), pipeline },
+          { kind: "recover", recover: { client, archive, archivePath } },
+        );
         process.stdout.write(
           `recovered batch ${result.batchId}: ${result.rows} rows, ${result.adopted} adopted from the ledger, ` +
             `${result.rejected} rejected (reference reused), ${result.enqueued} enqueued again\n`,

@@ -6,9 +6,10 @@
  */
 import type { Command } from "commander";
 import { loadConfig } from "../../config/index.js";
+import { cliCaller, passGate } from "../../gate/index.js";
 import { createPayoutsClient } from "../../payouts-api/index.js";
 import { openPipeline } from "../../pipeline/index.js";
-import { adoptedReason, parseRowSpec, RowSpecError, retryRows } from "../../retries/index.js";
+import { adoptedReason, parseRowSpec, RowSpecError } from "../../retries/index.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { redisPrefixOption } from "../options.js";
 import { requireRedis } from "../redis-check.js";
@@ -68,13 +69,10 @@ export async function runRetry(
       : undefined;
   try {
     await requireRedis(config.redisUrl, { prefix: flags.redisPrefix });
-    const result = await retryRows({
-      store: pipeline.store,
-      enqueuer: pipeline.enqueuer,
-      batchId,
-      ledger,
-      ...(rows ? { rows } : {}),
-    });
+    const result = await passGate(
+      { ...cliCaller(), pipeline },
+      { kind: "retry", retry: { batchId, ledger, ...(rows ? { rows } : {}) } },
+    );
     if (result.kind === "unknown-batch") {
       throw new CliError(`no batch ${batchId} in Redis (run \`payouts status\` to list batches)`, EXIT.usage);
     }

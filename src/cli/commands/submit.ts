@@ -5,10 +5,18 @@
 import path from "node:path";
 import { type Command, Option } from "commander";
 import { loadConfig } from "../../config/index.js";
+import { cliCaller, passGate } from "../../gate/index.js";
 import { summaryLines } from "../../intake/index.js";
 import { formatMinor } from "../../money/index.js";
+import { openPipeline, type Pipeline } from "../../pipeline/index.js";
 import { SheetReadError } from "../../sheets/index.js";
-import { type CurrencyTotals, DuplicateFileError, submitSheet } from "../../submission/index.js";
+import {
+  type CurrencyTotals,
+  DuplicateFileError,
+  type SubmitSheetOptions,
+  type SubmitSheetOutcome,
+  submitSheet,
+} from "../../submission/index.js";
 import { connectApi } from "../api-connection.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { keepHeapLean } from "../lean-heap.js";
@@ -59,6 +67,14 @@ export function registerSubmit(program: Command): void {
     });
 }
 
+/** A dry run moves no money and needs no Redis; a submission goes through the one gate, as `cli:<os user>`. */
+function submitThroughGate(
+  pipeline: Pipeline | undefined,
+  sheet: Omit<SubmitSheetOptions, "submittedBy">,
+): Promise<SubmitSheetOutcome> {
+  return pipeline ? passGate({ ...cliCaller(), pipeline }, { kind: "submit", sheet }) : submitSheet(sheet);
+}
+
 export async function runSubmit(
   sheetPath: string,
   flags: SubmitFlags,
@@ -66,15 +82,13 @@ export async function runSubmit(
 ): Promise<number> {
   const config = loadConfig();
   const connection = await connectApi(config, { sandbox: "never" });
+  const settings = { redisUrl: config.redisUrl, prefix: flags.redisPrefix, failFast: true };
+  const pipeline = flags.dryRun === true ? undefined : openPipeline(settings);
   try {
-    const outcome = await submitSheet({
+    const sheet = {
       sheetPath,
       api: connection.api,
-      pipeline: {
-        redisUrl: config.redisUrl,
-        prefix: flags.redisPrefix,
-        failFast: true,
-      },
+      pipeline: settings,
       dataDir: config.dataDir,
       entityId: config.entityId,
       onInvalid: flags.onInvalid,
@@ -83,50 +97,61 @@ export async function runSubmit(
       allowPossibleDuplicates: flags.allowPossibleDuplicates === true,
       ...(flags.sheet === undefined ? {} : { sheetName: flags.sheet }),
       ...(flags.report === undefined ? {} : { reportPath: flags.report }),
-    });
-    const name = path.basename(sheetPath);
-    for (const line of summaryLines(name, outcome.summary)) say.err(line);
-    if (outcome.reportPath) say.err(`report: ${outcome.reportPath}`);
-    switch (outcome.kind) {
-      case "invalid":
-        say.err(
-          "nothing was queued: fix the rows above, or pass --on-invalid skip to queue only the valid rows",
-        );
-        if (outcome.summary.countsByCode.has("POSSIBLE_DUPLICATE"))
-          say.err(
-            "possible duplicates are held for a person: if every flagged row is meant to be paid, submit again with --allow-possible-duplicates",
-          );
-        return EXIT.inputProblems;
-      case "nothing-to-pay":
-        say.err("nothing was queued: the sheet has no valid rows");
-        return EXIT.inputProblems;
-      case "dry-run":
-        for (const line of totalsLines(outcome.totals)) say.err(line);
-        say.err("dry run: nothing was queued");
-        return EXIT.ok;
-      case "submitted":
-        for (const line of totalsLines(outcome.totals)) say.err(line);
-        if (outcome.possibleDuplicates > 0)
-          say.err(
-            `${outcome.possibleDuplicates} possible duplicate(s) confirmed with --allow-possible-duplicates (recorded in the audit trail)`,
-          );
-        if (outcome.resumed)
-          say.err(`finished the interrupted submission of this file (batch ${outcome.batchId})`);
-        if (outcome.awaitingApproval)
-          say.err(
-            `batch ${outcome.batchId} waits for approval: nothing is paid until an approver approves it ` +
-              `(console, API, or \`payouts approve ${outcome.batchId}\`)`,
-          );
-        say.out(outcome.batchId);
-        return EXIT.ok;
-    }
+    };
+    const outcome: SubmitSheetOutcome = await submitThroughGate(pipeline, sheet);
+    return reportOutcome(sheetPath, outcome, say);
   } catch (err) {
     if (err instanceof DuplicateFileError) throw new CliError(err.message, EXIT.inputProblems);
     if (err instanceof SheetReadError)
       throw new CliError(`cannot read the sheet: ${err.message}`, EXIT.usage);
     throw err;
   } finally {
+    await pipeline?.close();
     await connection.close();
+  }
+}
+
+/** What `payouts submit` says about a submission, and its exit code. */
+function reportOutcome(
+  sheetPath: string,
+  outcome: SubmitSheetOutcome,
+  say: { out: (line: string) => void; err: (line: string) => void },
+): number {
+  const name = path.basename(sheetPath);
+  for (const line of summaryLines(name, outcome.summary)) say.err(line);
+  if (outcome.reportPath) say.err(`report: ${outcome.reportPath}`);
+  switch (outcome.kind) {
+    case "invalid":
+      say.err(
+        "nothing was queued: fix the rows above, or pass --on-invalid skip to queue only the valid rows",
+      );
+      if (outcome.summary.countsByCode.has("POSSIBLE_DUPLICATE"))
+        say.err(
+          "possible duplicates are held for a person: if every flagged row is meant to be paid, submit again with --allow-possible-duplicates",
+        );
+      return EXIT.inputProblems;
+    case "nothing-to-pay":
+      say.err("nothing was queued: the sheet has no valid rows");
+      return EXIT.inputProblems;
+    case "dry-run":
+      for (const line of totalsLines(outcome.totals)) say.err(line);
+      say.err("dry run: nothing was queued");
+      return EXIT.ok;
+    case "submitted":
+      for (const line of totalsLines(outcome.totals)) say.err(line);
+      if (outcome.possibleDuplicates > 0)
+        say.err(
+          `${outcome.possibleDuplicates} possible duplicate(s) confirmed with --allow-possible-duplicates (recorded in the audit trail)`,
+        );
+      if (outcome.resumed)
+        say.err(`finished the interrupted submission of this file (batch ${outcome.batchId})`);
+      if (outcome.awaitingApproval)
+        say.err(
+          `batch ${outcome.batchId} waits for approval: nothing is paid until an approver approves it ` +
+            `(console, API, or \`payouts approve ${outcome.batchId}\`)`,
+        );
+      say.out(outcome.batchId);
+      return EXIT.ok;
   }
 }
 

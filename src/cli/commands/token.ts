@@ -27,7 +27,7 @@ export function registerToken(program: Command): void {
       await withRedis(loadConfig(), opts.redisPrefix, async (redis) => {
         const actor = cliActor();
         const created = await new AuthStore(redis, opts.redisPrefix)
-          .createToken(name, opts.role, `cli:${actor.name}`)
+          .createToken(name, opts.role, actor.name)
           .catch(authFailure);
         await new AuditTrail(redis, opts.redisPrefix).record({
           actor,

@@ -3,13 +3,13 @@
  * `payouts user disable <name>`: the people who log in to the console. Every change goes to the
  * audit trail as done by the shell user on this machine.
  */
-import { userInfo } from "node:os";
 import { createInterface } from "node:readline";
 import { Writable } from "node:stream";
 import type { Command } from "commander";
 import { AuditTrail } from "../../audit/index.js";
 import { AuthError, AuthStore, ROLES } from "../../auth/index.js";
 import { loadConfig } from "../../config/index.js";
+import { cliCaller } from "../../gate/index.js";
 import { withRedis } from "../batch-store-connection.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { redisPrefixOption } from "../options.js";
@@ -19,14 +19,9 @@ interface AuthCommandOptions {
 }
 
 /** Who ran a command, for the audit trail. */
+/** The audit actor of a command: `cli:<os user>`, as every command that moves money records it. */
 export function cliActor() {
-  let name = process.env.USER ?? "";
-  try {
-    name ||= userInfo().username;
-  } catch {
-    name ||= "unknown";
-  }
-  return { kind: "cli" as const, name: name || "unknown" };
+  return cliCaller().actor;
 }
 
 /** The first line of standard input; on a terminal, asked for without echoing it. */
