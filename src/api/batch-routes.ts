@@ -26,6 +26,7 @@ import { MappingMemory, sheetToSubmit, UploadStore } from "../uploads/index.js";
 import { ApiError } from "./api-error.js";
 import { batchViewOf, originKey } from "./batch-views.js";
 import type { ApiContext } from "./context.js";
+import { declaredFromRequest } from "./declared-totals.js";
 import type { PayeeDirectory } from "./payee-directory.js";
 import { invalidRowsByNumber, invalidRowView, rowByNumber, rowView } from "./row-views.js";
 import {
@@ -98,10 +99,14 @@ export function registerBatchRoutes(
       },
     },
     async (request, reply) => {
-      const { sheetId, onInvalid } = request.body;
+      const { sheetId, onInvalid, expectRows, expectTotals } = request.body;
       const upload = await uploads.get(sheetId);
       if (!upload)
         throw new ApiError(404, "NOT_FOUND", `no uploaded sheet ${sheetId} (uploads are kept 30 days)`);
+      const declared =
+        expectRows === undefined && expectTotals === undefined
+          ? upload.declared
+          : declaredFromRequest(expectRows, expectTotals);
       let outcome: Awaited<ReturnType<typeof submitSheet>>;
       try {
         // Rows corrected in the console are written into the sheet first: what is archived and paid is
@@ -117,6 +122,7 @@ export function registerBatchRoutes(
           onInvalid,
           reportPath: `${sheetPath}.submit-report.csv`,
           submittedBy: principalOf(request).name,
+          ...(declared ? { declared } : {}),
         });
       } catch (err) {
         if (err instanceof DuplicateFileError) {
@@ -129,6 +135,12 @@ export function registerBatchRoutes(
       }
       if (outcome.kind !== "submitted") {
         await auditRequest(ctx.audit, request, "batch.submit", sheetId, "denied", { outcome: outcome.kind });
+        const control = outcome.summary.problems.filter((p) => p.code.startsWith("CONTROL_"));
+        if (outcome.kind === "invalid" && control.length > 0) {
+          throw new ApiError(422, control[0]!.code, control.map((p) => p.message).join("; "), {
+            problems: control,
+          });
+        }
         if (outcome.kind === "invalid") {
           throw new ApiError(
             422,

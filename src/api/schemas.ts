@@ -255,7 +255,31 @@ export const SubmitBody = z.object({
     .enum(["reject", "skip"])
     .default("reject")
     .describe("`reject`: nothing is paid if a row is invalid; `skip`: pay the valid rows."),
+  expectRows: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe(
+      "Control total: refuse the sheet unless it has exactly this many valid rows (as `--expect-rows`).",
+    ),
+  expectTotals: z
+    .array(z.string().max(40))
+    .max(50)
+    .optional()
+    .describe(
+      "Control totals `CUR:amount` (e.g. `USD:125000.00`), one per currency: refuse the sheet unless its valid rows add up to them. Default: those given with the upload.",
+    ),
 });
+
+/** Control totals declared with an upload. */
+export const DeclaredTotalsView = z
+  .object({
+    rows: z.number().int().nullable(),
+    totals: z.array(z.object({ currency: z.string(), amount: Money })),
+  })
+  .nullable()
+  .describe("Control totals declared with the upload (`expectRows`, `expectTotals`), if any.");
 
 export const RetryBody = z
   .object({
@@ -289,7 +313,10 @@ export const UploadView = z
     problemCount: z.number().int().describe("Problems in all (the rows' and the sheet's)."),
     sheetProblems: z
       .array(Problem)
-      .describe("Problems of the whole sheet (a missing column): then every row is invalid."),
+      .describe(
+        "Problems of the whole sheet (a missing column: then every row is invalid; a control total that does not match: then the sheet is refused on submit).",
+      ),
+    declared: DeclaredTotalsView,
     columns: z.array(z.string()).describe("The sheet's headers as written."),
     needsMapping: z.boolean().describe("The sheet's headers are not ours: map them (`PUT …/mapping`)."),
     ourColumns: z.array(z.string()).describe("Our columns a header can be mapped to."),
@@ -371,5 +398,14 @@ export const MULTIPART_SHEET_BODY = {
       description: "Files the sheet's attachment column names (placed where it names them).",
     },
     sheet: { type: "string", description: "The XLSX worksheet to read (default: the first)." },
+    expectRows: {
+      type: "string",
+      description: "Control total: the number of valid rows the sheet must have (as `--expect-rows`).",
+    },
+    expectTotals: {
+      type: "string",
+      description:
+        "Control totals `CUR:amount`, one per currency (repeat the field, or separate with `;`): the sums the valid rows must add up to.",
+    },
   },
 } as const;

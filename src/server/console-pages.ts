@@ -14,6 +14,7 @@ const ASSETS: Record<string, string> = {
   "console.js": JS,
   "lib.js": JS,
   "upload-view.js": JS,
+  "control-totals.js": JS,
   "batches-view.js": JS,
   "batch-view.js": JS,
   "audit-view.js": JS,

@@ -12,9 +12,14 @@ import { type CurrencyTotals, DuplicateFileError, submitSheet } from "../../subm
 import { connectApi } from "../api-connection.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { keepHeapLean } from "../lean-heap.js";
-import { redisPrefixOption } from "../options.js";
+import {
+  addExpectOptions,
+  declaredTotalsFromFlags,
+  type ExpectFlags,
+  redisPrefixOption,
+} from "../options.js";
 
-interface SubmitFlags {
+interface SubmitFlags extends ExpectFlags {
   onInvalid: "reject" | "skip";
   dryRun?: boolean;
   allowDuplicateFile?: boolean;
@@ -24,7 +29,7 @@ interface SubmitFlags {
 }
 
 export function registerSubmit(program: Command): void {
-  program
+  const command = program
     .command("submit")
     .description("Validate a payout sheet and queue one payment per valid row; prints the batch id")
     .argument("<sheet>", "the payout sheet (CSV or XLSX)")
@@ -40,7 +45,8 @@ export function registerSubmit(program: Command): void {
     .option("--allow-duplicate-file", "accept a file whose exact content was submitted before (a new batch)")
     .option("--sheet <name>", "XLSX: the worksheet to read")
     .option("--report <path>", "where to write the validation report when rows are invalid")
-    .addOption(redisPrefixOption())
+    .addOption(redisPrefixOption());
+  addExpectOptions(command)
     .addHelpText(
       "after",
       "\nExit codes: 0 submitted (or a clean dry run), 1 rows are invalid or the file was submitted before, 2 usage or environment error.",
@@ -60,6 +66,7 @@ export async function runSubmit(
   say: { out: (line: string) => void; err: (line: string) => void },
 ): Promise<number> {
   const config = loadConfig();
+  const declared = declaredTotalsFromFlags(flags);
   const connection = await connectApi(config, { sandbox: "never" });
   try {
     const outcome = await submitSheet({
@@ -77,12 +84,17 @@ export async function runSubmit(
       allowDuplicateFile: flags.allowDuplicateFile === true,
       ...(flags.sheet === undefined ? {} : { sheetName: flags.sheet }),
       ...(flags.report === undefined ? {} : { reportPath: flags.report }),
+      ...(declared ? { declared } : {}),
     });
     const name = path.basename(sheetPath);
     for (const line of summaryLines(name, outcome.summary)) say.err(line);
     if (outcome.reportPath) say.err(`report: ${outcome.reportPath}`);
     switch (outcome.kind) {
       case "invalid":
+        if ([...outcome.summary.countsByCode.keys()].some((code) => code.startsWith("CONTROL_"))) {
+          say.err("nothing was queued: the sheet does not match its control totals (see above)");
+          return EXIT.inputProblems;
+        }
         say.err(
           "nothing was queued: fix the rows above, or pass --on-invalid skip to queue only the valid rows",
         );
