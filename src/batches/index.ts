@@ -68,6 +68,7 @@ export {
   type ResultState,
   ROW_STATES,
   type RowState,
+  resultStatusOf,
   rowStateFollowing,
   rowStateForPayment,
   TERMINAL_ROW_STATES,

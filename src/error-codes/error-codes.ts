@@ -63,6 +63,7 @@ const ROW_OUTCOMES: Record<string, Entry> = {
   PAYMENT_FAILED: ["The payee's bank did not accept the payment (the service reports it failed).", "Check the payee's bank details; correct the payee or amount and retry the row."],
   PAYMENT_CANCELED: ["The payment was canceled at the service before it was paid.", "Retry the row if it should still be paid."],
   REFERENCE_REUSED: ["This reference already paid another payout (an earlier batch or another system).", "Nothing was paid for this row. If it is a new payout, give it a new reference in a new sheet."],
+  BATCH_CANCELED: ["The batch was canceled before this row was sent, so nothing was paid for it.", "Nothing to undo; to pay it after all, retry the row or submit it in a new sheet."],
   APPROVAL_REJECTED: ["An approver rejected the batch, so no row was paid.", "Read the approver's reason, fix the sheet and submit it again for approval."],
   APPROVAL_EXPIRED: ["Nobody approved the batch in time, so no row was paid.", "Submit the sheet again and ask an approver to decide."],
   CONNECTION_FAILED: ["The service could not be reached; we do not know whether the payment was made.", "Retry the row: the ledger is checked first, so nothing is paid twice."],
