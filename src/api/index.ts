@@ -25,6 +25,7 @@ import { createPayeeDirectory } from "./payee-directory.js";
 import { createProgressFeed, registerEventRoute } from "./progress-feed.js";
 import { registerSessionRoutes } from "./session-routes.js";
 import { registerSheetRoutes } from "./sheet-routes.js";
+import { registerStopRoutes } from "./stop-routes.js";
 
 export { ApiError, errorBody } from "./api-error.js";
 export { type ApiContext, DEFAULT_UPLOAD_LIMIT_BYTES } from "./context.js";
@@ -102,6 +103,7 @@ export async function registerApi(
     registerSheetRoutes(api, ctx);
     registerBatchRoutes(api, ctx, { ...options, payees });
     registerApprovalRoutes(api, ctx);
+    registerStopRoutes(api, ctx);
     registerAuditRoutes(api, ctx);
     registerLedgerRoutes(api, ctx);
     registerEventRoute(api, feed);

@@ -291,6 +291,40 @@ export const RetryBody = z
   })
   .optional();
 
+export const PauseBody = z
+  .object({
+    reason: z.string().max(MAX_REASON_LENGTH).optional().describe("Why, for the banner and the audit trail."),
+  })
+  .optional();
+
+/** Who paused or canceled a batch, when and why (`null`: not paused / not canceled). */
+export const BatchStopView = z
+  .object({
+    paused: z
+      .object({
+        by: z.string(),
+        at: Iso,
+        reason: z.string(),
+        byBreaker: z.boolean().describe("Paused by the circuit breaker (rows kept being refused)."),
+      })
+      .nullable(),
+    canceled: z.object({ by: z.string(), at: Iso }).nullable(),
+  })
+  .meta({ id: "BatchStop" });
+
+export const CancelAnswer = z.object({
+  unsent: z
+    .number()
+    .int()
+    .describe("Rows never sent, now `canceled-unsent` (the result file says `canceled`)."),
+  canceledAtService: z.number().int().describe("Payments still scheduled, now canceled at the service."),
+  leftAlone: z.number().int().describe("Rows already on their way, paid or final: they keep their course."),
+  notCanceled: z
+    .array(z.object({ rowKey: z.string(), code: z.string() }))
+    .describe("Payments the service would not cancel (already on their way)."),
+  stop: BatchStopView,
+});
+
 export const RejectBody = z.object({
   reason: z
     .string()
