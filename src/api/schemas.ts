@@ -161,6 +161,21 @@ export const BatchState = z.enum([
   "finished",
 ]);
 
+/** Who paused or canceled a batch, when and why (`null`: not paused / not canceled). */
+export const BatchStopView = z
+  .object({
+    paused: z
+      .object({
+        by: z.string(),
+        at: Iso,
+        reason: z.string(),
+        byBreaker: z.boolean().describe("Paused by the circuit breaker (rows kept being refused)."),
+      })
+      .nullable(),
+    canceled: z.object({ by: z.string(), at: Iso }).nullable(),
+  })
+  .meta({ id: "BatchStop" });
+
 export const BatchView = z
   .object({
     id: z.string(),
@@ -194,6 +209,10 @@ export const BatchView = z
       })
       .nullable()
       .describe("The batch's last check against the service's ledger (`payouts audit`), when it had one."),
+    pause: BatchStopView.shape.paused.describe(
+      "Paused (by an operator, or by the circuit breaker when its rows kept being refused): who, when, why. Null while it runs.",
+    ),
+    canceled: BatchStopView.shape.canceled.describe("Canceled: who, when. Null otherwise."),
   })
   .meta({ id: "Batch" });
 
@@ -296,21 +315,6 @@ export const PauseBody = z
     reason: z.string().max(MAX_REASON_LENGTH).optional().describe("Why, for the banner and the audit trail."),
   })
   .optional();
-
-/** Who paused or canceled a batch, when and why (`null`: not paused / not canceled). */
-export const BatchStopView = z
-  .object({
-    paused: z
-      .object({
-        by: z.string(),
-        at: Iso,
-        reason: z.string(),
-        byBreaker: z.boolean().describe("Paused by the circuit breaker (rows kept being refused)."),
-      })
-      .nullable(),
-    canceled: z.object({ by: z.string(), at: Iso }).nullable(),
-  })
-  .meta({ id: "BatchStop" });
 
 export const CancelAnswer = z.object({
   unsent: z

@@ -3,6 +3,7 @@
 // search), each with what happened, what to do next and what it waits for. Its address carries the
 // filters, so a link shows the same rows.
 
+import { stopControls } from "./batch-stop.js";
 import {
   $,
   addAmounts,
@@ -671,6 +672,7 @@ async function load(id) {
   view.batch = b;
   view.approval = approval;
   $("batch-header").replaceWith(header(b));
+  $("stop-controls").replaceWith(stopControls(b, () => load(id)));
   $("approval-card").replaceWith(approvalCard(b, approval));
   $("progress-card").replaceWith(progressCard(b));
 }
@@ -683,6 +685,7 @@ export async function renderBatch(route, { fresh }) {
     view.samples = [];
     $("page").replaceChildren(
       el("div", { id: "batch-header" }, el("h1", {}, `Batch ${id}`)),
+      el("div", { id: "stop-controls" }),
       el("div", { id: "approval-card" }),
       el("div", { id: "progress-card" }),
       rowsSection(route.query),
@@ -707,7 +710,8 @@ export function updateBatch(b) {
   while (view.samples.length > 2 && Date.now() - view.samples[0].t > 5 * 60_000) view.samples.shift();
   $("batch-header").replaceWith(header(view.batch));
   $("progress-card").replaceWith(progressCard(view.batch));
-  if (before?.state !== b.state) void load(b.id);
+  if (before?.state !== b.state || before?.pause?.at !== b.pause?.at || !before?.canceled !== !b.canceled)
+    void load(b.id);
   // Rows move on: show them again, at most every few seconds, and never under the reader's keyboard.
   if (before?.done !== b.done && !view.rowsTimer) {
     view.rowsTimer = setTimeout(() => {

@@ -17,6 +17,7 @@ const ASSETS: Record<string, string> = {
   "control-totals.js": JS,
   "batches-view.js": JS,
   "batch-view.js": JS,
+  "batch-stop.js": JS,
   "audit-view.js": JS,
   "reference-view.js": JS,
   "login.js": JS,
