@@ -27,6 +27,7 @@ import { MappingMemory, sheetToSubmit, UploadStore } from "../uploads/index.js";
 import { ApiError } from "./api-error.js";
 import { batchViewOf, originKey } from "./batch-views.js";
 import type { ApiContext } from "./context.js";
+import { declaredFromRequest } from "./declared-totals.js";
 import { gateOf } from "./gate-caller.js";
 import type { PayeeDirectory } from "./payee-directory.js";
 import { invalidRowsByNumber, invalidRowView, rowByNumber, rowView } from "./row-views.js";
@@ -100,9 +101,13 @@ export function registerBatchRoutes(
       },
     },
     async (request, reply) => {
-      const { sheetId, onInvalid, allowPossibleDuplicates } = request.body;
+      const { sheetId, onInvalid, allowPossibleDuplicates, expectRows, expectTotals } = request.body;
       const upload = await uploads.get(sheetId);
       if (!upload) throw new ApiError(404, "NOT_FOUND", uploads.goneMessage(sheetId));
+      const declared =
+        expectRows === undefined && expectTotals === undefined
+          ? upload.declared
+          : declaredFromRequest(expectRows, expectTotals);
       let outcome: SubmitSheetOutcome;
       try {
         // Rows corrected in the console are written into the sheet first: what is archived and paid is
@@ -120,6 +125,7 @@ export function registerBatchRoutes(
             onInvalid,
             allowPossibleDuplicates,
             reportPath: `${sheetPath}.submit-report.csv`,
+            ...(declared ? { declared } : {}),
           },
         });
       } catch (err) {
@@ -131,6 +137,12 @@ export function registerBatchRoutes(
         throw err;
       }
       if (outcome.kind !== "submitted") {
+        const control = outcome.summary.problems.filter((p) => p.code.startsWith("CONTROL_"));
+        if (outcome.kind === "invalid" && control.length > 0) {
+          throw new ApiError(422, control[0]!.code, control.map((p) => p.message).join("; "), {
+            problems: control,
+          });
+        }
         if (outcome.kind === "invalid") {
           const possibleDuplicates = outcome.summary.countsByCode.get("POSSIBLE_DUPLICATE") ?? 0;
           throw new ApiError(

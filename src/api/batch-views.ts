@@ -1,5 +1,6 @@
 /** What the API says about a batch: its summary (state, counts, money) from the store's progress. */
 import { type ApprovalRecord, ApprovalStore } from "../approvals/index.js";
+import { type BatchStop, readStop } from "../batch-control/index.js";
 import type { BatchProgress, BatchStore } from "../batches/index.js";
 import { formatMinorOrRaw } from "../money/index.js";
 
@@ -41,7 +42,12 @@ async function batchOrigin(
   return (await store.redis.hgetall(originKey(prefix, batchId))) as Partial<BatchOrigin>;
 }
 
-function batchView(p: BatchProgress, origin: Partial<BatchOrigin>, approval?: ApprovalRecord) {
+function batchView(
+  p: BatchProgress,
+  origin: Partial<BatchOrigin>,
+  approval: ApprovalRecord | undefined,
+  stop: BatchStop,
+) {
   const totals = Object.entries(p.totals)
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([currency, byState]) => {
@@ -72,16 +78,21 @@ function batchView(p: BatchProgress, origin: Partial<BatchOrigin>, approval?: Ap
     approval: approval
       ? { status: approval.status, required: approval.required, approvals: approval.approvals }
       : null,
+    /** Paused (by an operator or the circuit breaker): who, when, why; null while it runs. */
+    pause: stop.paused,
+    /** Canceled: who, when; null otherwise. */
+    canceled: stop.canceled,
   };
 }
 
 /** The view of a batch with what it is read with: who submitted it through the API, and its approval. */
 export async function batchViewOf(store: BatchStore, prefix: string, p: BatchProgress): Promise<BatchView> {
-  const [origin, approval] = await Promise.all([
+  const [origin, approval, stop] = await Promise.all([
     batchOrigin(store, prefix, p.batch.id),
     new ApprovalStore(store.redis, { prefix }).get(p.batch.id),
+    readStop(store, p.batch.id),
   ]);
-  return batchView(p, origin, approval);
+  return batchView(p, origin, approval, stop);
 }
 
 export type BatchView = ReturnType<typeof batchView>;

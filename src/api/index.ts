@@ -26,6 +26,7 @@ import { createPayeeDirectory } from "./payee-directory.js";
 import { createProgressFeed, registerEventRoute } from "./progress-feed.js";
 import { registerSessionRoutes } from "./session-routes.js";
 import { registerSheetRoutes } from "./sheet-routes.js";
+import { registerStopRoutes } from "./stop-routes.js";
 
 export { ApiError, errorBody } from "./api-error.js";
 export { type ApiContext, DEFAULT_UPLOAD_LIMIT_BYTES, DEFAULT_UPLOAD_LIMIT_MB } from "./context.js";
@@ -103,6 +104,7 @@ export async function registerApi(
     registerSheetRoutes(api, ctx);
     registerBatchRoutes(api, ctx, { ...options, payees });
     registerApprovalRoutes(api, ctx);
+    registerStopRoutes(api, ctx);
     registerAuditRoutes(api, ctx);
     registerCorrectionRoutes(api, ctx);
     registerLedgerRoutes(api, ctx);

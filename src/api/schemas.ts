@@ -161,6 +161,21 @@ export const BatchState = z.enum([
   "finished",
 ]);
 
+/** Who paused or canceled a batch, when and why (`null`: not paused / not canceled). */
+export const BatchStopView = z
+  .object({
+    paused: z
+      .object({
+        by: z.string(),
+        at: Iso,
+        reason: z.string(),
+        byBreaker: z.boolean().describe("Paused by the circuit breaker (rows kept being refused)."),
+      })
+      .nullable(),
+    canceled: z.object({ by: z.string(), at: Iso }).nullable(),
+  })
+  .meta({ id: "BatchStop" });
+
 export const BatchView = z
   .object({
     id: z.string(),
@@ -194,6 +209,10 @@ export const BatchView = z
       })
       .nullable()
       .describe("The batch's last check against the service's ledger (`payouts audit`), when it had one."),
+    pause: BatchStopView.shape.paused.describe(
+      "Paused (by an operator, or by the circuit breaker when its rows kept being refused): who, when, why. Null while it runs.",
+    ),
+    canceled: BatchStopView.shape.canceled.describe("Canceled: who, when. Null otherwise."),
   })
   .meta({ id: "Batch" });
 
@@ -281,7 +300,31 @@ export const SubmitBody = z.object({
     .describe(
       "Pay rows flagged `POSSIBLE_DUPLICATE` (the same payee, amount and paying account as another row of the sheet or of a recent batch). Recorded in the audit trail as `batch.duplicates-confirmed`.",
     ),
+  expectRows: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe(
+      "Control total: refuse the sheet unless it has exactly this many valid rows (as `--expect-rows`).",
+    ),
+  expectTotals: z
+    .array(z.string().max(40))
+    .max(50)
+    .optional()
+    .describe(
+      "Control totals `CUR:amount` (e.g. `USD:125000.00`), one per currency: refuse the sheet unless its valid rows add up to them. Default: those given with the upload.",
+    ),
 });
+
+/** Control totals declared with an upload. */
+export const DeclaredTotalsView = z
+  .object({
+    rows: z.number().int().nullable(),
+    totals: z.array(z.object({ currency: z.string(), amount: Money })),
+  })
+  .nullable()
+  .describe("Control totals declared with the upload (`expectRows`, `expectTotals`), if any.");
 
 export const RetryBody = z
   .object({
@@ -292,6 +335,25 @@ export const RetryBody = z
       .describe("Row numbers to retry (default: every retryable row)."),
   })
   .optional();
+
+export const PauseBody = z
+  .object({
+    reason: z.string().max(MAX_REASON_LENGTH).optional().describe("Why, for the banner and the audit trail."),
+  })
+  .optional();
+
+export const CancelAnswer = z.object({
+  unsent: z
+    .number()
+    .int()
+    .describe("Rows never sent, now `canceled-unsent` (the result file says `canceled`)."),
+  canceledAtService: z.number().int().describe("Payments still scheduled, now canceled at the service."),
+  leftAlone: z.number().int().describe("Rows already on their way, paid or final: they keep their course."),
+  notCanceled: z
+    .array(z.object({ rowKey: z.string(), code: z.string() }))
+    .describe("Payments the service would not cancel (already on their way)."),
+  stop: BatchStopView,
+});
 
 export const RejectBody = z.object({
   reason: z
@@ -315,7 +377,10 @@ export const UploadView = z
     problemCount: z.number().int().describe("Problems in all (the rows' and the sheet's)."),
     sheetProblems: z
       .array(Problem)
-      .describe("Problems of the whole sheet (a missing column): then every row is invalid."),
+      .describe(
+        "Problems of the whole sheet (a missing column: then every row is invalid; a control total that does not match: then the sheet is refused on submit).",
+      ),
+    declared: DeclaredTotalsView,
     columns: z.array(z.string()).describe("The sheet's headers as written."),
     needsMapping: z.boolean().describe("The sheet's headers are not ours: map them (`PUT …/mapping`)."),
     ourColumns: z.array(z.string()).describe("Our columns a header can be mapped to."),
@@ -397,5 +462,14 @@ export const MULTIPART_SHEET_BODY = {
       description: "Files the sheet's attachment column names (placed where it names them).",
     },
     sheet: { type: "string", description: "The XLSX worksheet to read (default: the first)." },
+    expectRows: {
+      type: "string",
+      description: "Control total: the number of valid rows the sheet must have (as `--expect-rows`).",
+    },
+    expectTotals: {
+      type: "string",
+      description:
+        "Control totals `CUR:amount`, one per currency (repeat the field, or separate with `;`): the sums the valid rows must add up to.",
+    },
   },
 } as const;

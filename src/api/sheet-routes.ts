@@ -16,6 +16,7 @@ import { z } from "zod";
 import { packageFile } from "../assets/index.js";
 import { auditRequest } from "../audit/index.js";
 import { allow, principalOf } from "../auth/index.js";
+import type { DeclaredTotals } from "../intake/index.js";
 import { formatMinorOrRaw } from "../money/index.js";
 import { SheetReadError } from "../sheets/index.js";
 import {
@@ -38,6 +39,7 @@ import {
 } from "../uploads/index.js";
 import { ApiError } from "./api-error.js";
 import type { ApiContext } from "./context.js";
+import { declaredFromRequest, declaredView } from "./declared-totals.js";
 import {
   errors,
   MappingBody,
@@ -80,8 +82,9 @@ export function uploadView(u: UploadRecord): z.output<typeof UploadView> {
     validRows: u.validRows,
     invalidRows: u.invalidRows,
     totals: u.totals.map((t) => ({ currency: t.currency, rows: t.rows, amount: money(t.minor, t.currency) })),
-    problemCount: u.rowProblems + u.sheetProblems.length,
-    sheetProblems: u.sheetProblems,
+    problemCount: u.rowProblems + u.sheetProblems.length + (u.controlProblems?.length ?? 0),
+    sheetProblems: [...(u.controlProblems ?? []), ...u.sheetProblems],
+    declared: declaredView(u.declared),
     columns: u.header.columns.map((c) => c.original),
     needsMapping: u.sheetProblems.some((p) => p.code === "COLUMN_MISSING" || p.code === "HEADER_NOT_FOUND"),
     ourColumns: [...MAPPABLE_COLUMNS],
@@ -100,8 +103,16 @@ async function receiveParts(
   request: FastifyRequest,
   dir: string,
   maxBytes: number,
-): Promise<{ fileName: string; sheetPath: string; attachments: string[]; sheet: string | undefined }> {
+): Promise<{
+  fileName: string;
+  sheetPath: string;
+  attachments: string[];
+  sheet: string | undefined;
+  declared: DeclaredTotals | undefined;
+}> {
   let sheetPath: string | undefined;
+  let expectRows: number | undefined;
+  const expectTotals: string[] = [];
   let zipPath: string | undefined;
   let fileName = "";
   let sheet: string | undefined;
@@ -140,8 +151,30 @@ async function receiveParts(
       }
     } else if (part.fieldname === "sheet" && typeof part.value === "string" && part.value.trim() !== "") {
       sheet = part.value.trim().slice(0, 200);
+    } else if (
+      part.fieldname === "expectRows" &&
+      typeof part.value === "string" &&
+      part.value.trim() !== ""
+    ) {
+      if (!/^\d{1,9}$/.test(part.value.trim()))
+        throw new ApiError(400, "INVALID_REQUEST", "expectRows: a whole number of rows");
+      expectRows = Number(part.value.trim());
+    } else if (
+      part.fieldname === "expectTotals" &&
+      typeof part.value === "string" &&
+      part.value.trim() !== ""
+    ) {
+      if (expectTotals.length >= 50) throw new ApiError(400, "INVALID_REQUEST", "expectTotals: at most 50");
+      expectTotals.push(
+        ...part.value
+          .split(/[\n;]/)
+          .map((t) => t.trim())
+          .filter((t) => t !== "")
+          .slice(0, 50),
+      );
     }
   }
+  const declared = declaredFromRequest(expectRows, expectTotals);
   if (zipPath) {
     const unpacked = await unpackZip(zipPath, path.join(dir, "zip"), maxBytes);
     await rm(zipPath, { force: true });
@@ -151,10 +184,11 @@ async function receiveParts(
       sheetPath: unpacked.sheetPath,
       attachments: unpacked.files,
       sheet,
+      declared,
     };
   }
   if (!sheetPath) throw new ApiError(400, "FILE_MISSING", "no file in the field `file`");
-  return { fileName, sheetPath, attachments, sheet };
+  return { fileName, sheetPath, attachments, sheet, declared };
 }
 
 /**
@@ -224,6 +258,7 @@ export function registerSheetRoutes(parent: FastifyInstance, ctx: ApiContext): v
           attachments,
           uploadedBy: principalOf(request).name,
           uploadedAt: new Date().toISOString(),
+          ...(received.declared ? { declared: received.declared } : {}),
         });
         await store.save(record);
         await auditRequest(ctx.audit, request, "sheet.upload", id, "ok", {

@@ -3,8 +3,10 @@
  * names what it does (`batches.submit`) and this table alone decides who may.
  *
  *   viewer     reads batches, rows, results and reports
- *   submitter  viewer + uploads sheets, submits batches, retries rows, cancels scheduled payments
- *   approver   viewer + approves or rejects batches waiting for approval (docs/design.md §3.10)
+ *   submitter  viewer + uploads sheets, submits batches, retries rows, cancels scheduled payments,
+ *              pauses, resumes and cancels batches
+ *   approver   viewer + approves or rejects batches waiting for approval (docs/design.md §3.10), and
+ *              pauses a batch (stopping is always safe; resuming sends money, so it is a submitter's)
  *   admin      everything, including the audit trail and the queue view
  */
 export const ROLES = ["viewer", "submitter", "approver", "admin"] as const;
@@ -16,6 +18,7 @@ export const PERMISSIONS = [
   "batches.submit",
   "rows.retry",
   "rows.cancel",
+  "batches.pause",
   "batches.approve",
   "audit.read",
   "queues.view",
@@ -25,8 +28,16 @@ export type Permission = (typeof PERMISSIONS)[number];
 
 const GRANTS: Record<Role, readonly Permission[]> = {
   viewer: ["batches.read", "metrics.read"],
-  submitter: ["batches.read", "metrics.read", "sheets.upload", "batches.submit", "rows.retry", "rows.cancel"],
-  approver: ["batches.read", "metrics.read", "batches.approve"],
+  submitter: [
+    "batches.read",
+    "metrics.read",
+    "sheets.upload",
+    "batches.submit",
+    "rows.retry",
+    "rows.cancel",
+    "batches.pause",
+  ],
+  approver: ["batches.read", "metrics.read", "batches.approve", "batches.pause"],
   admin: PERMISSIONS,
 };
 

@@ -19,7 +19,8 @@
  * Who feeds: the submitter (as rows are recorded, and once at the end), every payment worker (when a
  * job finishes, coalesced, and on a timer as the backstop: src/pipeline/feed-loop.ts), and whoever
  * restarts a feed (an approval, an operator retry, a recovery). A batch awaiting approval has no feed
- * until it is approved (src/approvals), so nothing of it is queued.
+ * until it is approved (src/approvals), so nothing of it is queued. A paused batch (src/batch-control)
+ * keeps its feed but is passed over until it is resumed.
  */
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -219,6 +220,8 @@ export class BatchFeeder {
    */
   private async feedBatch(batchId: string, room: number): Promise<number> {
     const { keys, redis } = this.store;
+    // A paused (or canceled) batch is not fed; it stays on the feeding list, so a resume carries on.
+    if ((await redis.hexists(keys.stop(batchId), "paused")) === 1) return 0;
     const [cursorText, epochText] = await redis.hmget(keys.feed(batchId), "cursor", "epoch");
     const epoch = epochText ?? "0";
     const batch = await this.store.getBatch(batchId);

@@ -76,7 +76,12 @@ export interface RowFieldChanges {
 }
 
 /** Fields a change can be made conditional on (see {@link RowChange.expect}). */
-export type ExpectableField = "quote" | "requoteGeneration" | "sentBodyHash" | "sentGeneration";
+export type ExpectableField =
+  | "quote"
+  | "requoteGeneration"
+  | "sentBodyHash"
+  | "sentGeneration"
+  | "sentAttempt";
 
 export interface RowChange {
   /** Applies only while the row is still on this attempt (a job of an older attempt must not touch it). */
@@ -113,6 +118,7 @@ export type SendFenceOutcome =
   | "done"
   | "requoted"
   | "body-changed"
+  | "paused"
   | "lock-lost";
 
 export interface SendFence {
@@ -690,7 +696,7 @@ export class BatchStore {
    * send time recorded) only while this run may still send this row's body under its key.
    */
   async fenceSend(batchId: string, rowKey: string, fence: SendFence): Promise<SendFenceOutcome> {
-    const keys = [this.keys.row(batchId, rowKey)];
+    const keys = [this.keys.row(batchId, rowKey), this.keys.stop(batchId)];
     const args = [
       String(fence.attempt),
       String(fence.requoteGeneration),

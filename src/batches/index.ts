@@ -72,6 +72,7 @@ export {
   type ResultState,
   ROW_STATES,
   type RowState,
+  resultStatusOf,
   rowStateFollowing,
   rowStateForPayment,
   TERMINAL_ROW_STATES,

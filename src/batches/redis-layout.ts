@@ -16,6 +16,8 @@
  *   <p>:batch:<id>:order            list   row keys in sheet order (result files stream by it)
  *   <p>:batch:<id>:open             zset   row key → last touch (ms) of rows with a payment not final yet
  *   <p>:batch:<id>:feed             hash   the batch's feed (batch-feeder.ts): `cursor` into `order`, `epoch`
+ *   <p>:batch:<id>:stop             hash   an operator's (or the breaker's) pause and cancel: who, when, why (src/batch-control)
+ *   <p>:batch:<id>:breaker          hash   the circuit breaker's counters: the last refusal code, its run, the last outcomes
  *   <p>:batches:feeding             set    batches whose feed has rows left to hand to the queue
  *   <p>:feed-lock                   string token of the one process feeding right now (SET NX PX)
  *   <p>:batch:<id>:created-per-s    hash   second of a payment's creation (service clock) → payments of the batch's rows created in it
@@ -55,6 +57,8 @@ export function redisLayout(prefix: string = DEFAULT_KEY_PREFIX) {
     open: (id: string) => `${batch(id)}:open`,
     order: (id: string) => `${batch(id)}:order`,
     feed: (id: string) => `${batch(id)}:feed`,
+    stop: (id: string) => `${batch(id)}:stop`,
+    breaker: (id: string) => `${batch(id)}:breaker`,
     feeding: `${prefix}:batches:feeding`,
     feedLock: `${prefix}:feed-lock`,
     createdPerSecond: (id: string) => `${batch(id)}:created-per-s`,

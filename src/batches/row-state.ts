@@ -17,6 +17,9 @@
  *   then the money came back: an ACH return), and a failed, canceled or returned payment reported
  *   `completed` again makes the row `completed`.
  *
+ * `canceled-unsent` is entered from `queued` only, when an operator cancels the batch before the row
+ * was ever sent on its attempt (no request left for it, so no payment can exist): terminal, no payment.
+ *
  * `invalid` rows never enter the pipeline; they are recorded for the result file only.
  */
 import type { PaymentStatus } from "../payouts-api/wire-types.js";
@@ -31,6 +34,7 @@ export const ROW_STATES = [
   "returned",
   "rejected",
   "error",
+  "canceled-unsent",
 ] as const;
 export type RowState = (typeof ROW_STATES)[number];
 
@@ -44,22 +48,32 @@ export const TERMINAL_ROW_STATES: readonly RowState[] = [
   "returned",
   "rejected",
   "error",
+  "canceled-unsent",
 ];
+
+/**
+ * What a result file's `status` says for a row state: a row canceled before it was sent reads
+ * `canceled` (its error code BATCH_CANCELED and its empty payment id say it was never sent).
+ */
+export function resultStatusOf(state: RowState): Exclude<RowState, "canceled-unsent"> {
+  return state === "canceled-unsent" ? "canceled" : state;
+}
 
 /**
  * The states of a row that records its payment (the row scripts set the state and the payment id
  * together, and a new attempt clears both): what an audit expects the service to hold a payment for.
  */
 export const PAYMENT_ROW_STATES: readonly RowState[] = ROW_STATES.filter(
-  (s) => s !== "queued" && s !== "rejected" && s !== "error",
+  (s) => s !== "queued" && s !== "rejected" && s !== "error" && s !== "canceled-unsent",
 );
 
 /**
- * States a run of the payment job writes when it gives up on an attempt. They may only replace
- * `queued`: once reconciliation (or an adoption) moved a row to a payment's state, a late `error` or
- * `rejected` from a run that timed out would hide a payment that exists.
+ * States a run of the payment job writes when it gives up on an attempt (and `canceled-unsent`, an
+ * operator's cancel of a row never sent). They may only replace `queued`: once reconciliation (or an
+ * adoption) moved a row to a payment's state, a late `error` or `rejected` from a run that timed out
+ * would hide a payment that exists.
  */
-export const GIVE_UP_ROW_STATES: readonly RowState[] = ["rejected", "error"];
+export const GIVE_UP_ROW_STATES: readonly RowState[] = ["rejected", "error", "canceled-unsent"];
 
 /**
  * States an operator retry may start a new attempt from (never in-flight or paid rows). A `returned`
@@ -71,6 +85,7 @@ export const RETRYABLE_ROW_STATES: readonly RowState[] = [
   "returned",
   "rejected",
   "error",
+  "canceled-unsent",
 ];
 
 const RANK: Readonly<Record<RowState, number>> = {
@@ -83,6 +98,7 @@ const RANK: Readonly<Record<RowState, number>> = {
   returned: 3,
   rejected: 3,
   error: 3,
+  "canceled-unsent": 3,
 };
 
 /** The payment states a row in `error` may still adopt when the service shows its payment. */

@@ -18,6 +18,7 @@ import { registerResult } from "./commands/result.js";
 import { registerRetry } from "./commands/retry.js";
 import { registerSandbox } from "./commands/sandbox.js";
 import { registerServe } from "./commands/serve.js";
+import { registerStop } from "./commands/stop.js";
 import { registerSubmit } from "./commands/submit.js";
 import { registerTemplate } from "./commands/template.js";
 import { registerToken } from "./commands/token.js";
@@ -52,6 +53,7 @@ export function buildProgram(): Command {
   registerAuditTrail(program);
   registerWatch(program);
   registerRetry(program);
+  registerStop(program);
   registerUser(program);
   registerToken(program);
   registerApprove(program);

@@ -18,6 +18,7 @@ import {
   parseApprovalsRequired,
   parseApprovalThresholds,
 } from "../approvals/rules.js";
+import { type BreakerSettings, DEFAULT_BREAKER } from "../batch-control/index.js";
 import { PayoutsError } from "../errors/index.js";
 import { DEFAULT_TIMEOUT_MS } from "../payouts-api/client.js";
 import { type ClusterNode, parseClusterNodes } from "../redis/cluster-nodes.js";
@@ -111,6 +112,10 @@ const EnvSchema = z.object({
    * failed or canceled: ACH returns come up to 60 days later); 0: not watched.
    */
   PAYOUTS_RETURN_WATCH_DAYS: intFrom(0, 3650).default(DEFAULT_RETURN_WATCH_DAYS),
+  // The circuit breaker (src/batch-control/breaker.ts holds the defaults and says why); 0 turns a rule off.
+  PAYOUTS_BREAKER_SAME_CODE: intFrom(0, 1_000_000).default(DEFAULT_BREAKER.sameCode),
+  PAYOUTS_BREAKER_WINDOW: intFrom(1, 10_000).default(DEFAULT_BREAKER.window),
+  PAYOUTS_BREAKER_FAILURES: intFrom(0, 10_000).default(DEFAULT_BREAKER.failures),
   // Reading limits for every sheet (src/sheets/limits.ts holds the defaults and says why).
   SHEET_MAX_FILE_MB: intFrom(1, 1_000_000).optional(),
   SHEET_MAX_PART_MB: intFrom(1, 4095).optional(),
@@ -166,6 +171,8 @@ export interface AppConfig {
   metricsPort: number;
   /** Days a finished batch stays watched for returns (0: not watched). */
   returnWatchDays: number;
+  /** When a batch whose rows keep being refused pauses itself. */
+  breaker: BreakerSettings;
   /** Overrides of the sheet reading limits (unset: the defaults of src/sheets/limits.ts). */
   sheetLimits: Partial<SheetLimits>;
 }
@@ -228,6 +235,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     trustProxy: e.HTTP_TRUST_PROXY === "true",
     metricsPort: e.METRICS_PORT,
     returnWatchDays: e.PAYOUTS_RETURN_WATCH_DAYS,
+    breaker: {
+      sameCode: e.PAYOUTS_BREAKER_SAME_CODE,
+      window: e.PAYOUTS_BREAKER_WINDOW,
+      failures: e.PAYOUTS_BREAKER_FAILURES,
+    },
     sheetLimits: {
       maxFileBytes: mib(e.SHEET_MAX_FILE_MB),
       maxPartBytes: mib(e.SHEET_MAX_PART_MB),

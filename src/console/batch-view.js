@@ -3,6 +3,7 @@
 // search), each with what happened, what to do next and what it waits for. Its address carries the
 // filters, so a link shows the same rows.
 
+import { stopControls } from "./batch-stop.js";
 import { correctRowForm, heldCorrectionsList } from "./correct-row-form.js";
 import { ledgerCard, runLedgerCheck } from "./ledger-card.js";
 import {
@@ -729,6 +730,7 @@ async function load(id) {
   view.batch = b;
   view.approval = approval;
   $("batch-header").replaceWith(header(b));
+  $("stop-controls").replaceWith(stopControls(b, () => load(id)));
   $("approval-card").replaceWith(approvalCard(b, approval));
   $("progress-card").replaceWith(progressCard(b));
   showLedger();
@@ -763,6 +765,7 @@ export async function renderBatch(route, { fresh }) {
     view.ledgerRunning = false;
     $("page").replaceChildren(
       el("div", { id: "batch-header" }, el("h1", {}, `Batch ${id}`)),
+      el("div", { id: "stop-controls" }),
       el("div", { id: "approval-card" }),
       el("div", { id: "progress-card" }),
       el("div", { id: "ledger-card" }),
@@ -788,7 +791,8 @@ export function updateBatch(b) {
   while (view.samples.length > 2 && Date.now() - view.samples[0].t > 5 * 60_000) view.samples.shift();
   $("batch-header").replaceWith(header(view.batch));
   $("progress-card").replaceWith(progressCard(view.batch));
-  if (before?.state !== b.state) void load(b.id);
+  if (before?.state !== b.state || before?.pause?.at !== b.pause?.at || !before?.canceled !== !b.canceled)
+    void load(b.id);
   // Rows move on: show them again, at most every few seconds, and never under the reader's keyboard.
   if (before?.done !== b.done && !view.rowsTimer) {
     view.rowsTimer = setTimeout(() => {

@@ -3,6 +3,7 @@
 // other headers is mapped to ours; then it is submitted. The upload has its own address
 // (#/uploads/<id>), so a reload or a link comes back to it.
 
+import { appendControlTotals, controlTotalFields, declaredLine } from "./control-totals.js";
 import { $, ApiCallError, api, confirmDialog, count, el, go, href, may, money, say, timeEl } from "./lib.js";
 
 const PAGE = 50;
@@ -34,6 +35,7 @@ function dropzone() {
       el("label", { for: "sheet-name" }, "Worksheet (XLSX, optional) "),
       el("input", { id: "sheet-name", type: "text", size: "16" }),
     ),
+    controlTotalFields(),
     el(
       "p",
       { class: "muted" },
@@ -73,6 +75,7 @@ async function upload(files) {
   for (const f of files) if (f !== sheets[0]) form.append("attachments", f);
   const sheet = $("sheet-name").value.trim();
   if (sheet) form.append("sheet", sheet);
+  appendControlTotals(form);
   say(`Checking ${sheets[0].name}${files.length > 1 ? ` and ${files.length - 1} file(s)` : ""}…`);
   try {
     const u = await api("/api/v1/sheets", { method: "POST", body: form });
@@ -118,6 +121,7 @@ function summary(u) {
       timeEl(u.uploadedAt),
       ".",
     ),
+    declaredLine(u),
     u.attachments.length ? el("p", {}, `Files that came with it: ${u.attachments.join(", ")}.`) : null,
     totals.length
       ? el(

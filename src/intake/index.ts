@@ -2,6 +2,14 @@
 
 export { type AttachmentVerdict, checkAttachmentFile, readAttachmentFile } from "./attachment-file.js";
 export { checkHeader, checkRow, REFERENCE_MAX, REQUIRED_COLUMNS, type RowCheck } from "./check-row.js";
+export {
+  checkControlTotals,
+  type DeclaredTotals,
+  declaredTotalsOf,
+  parseDeclaredTotal,
+  readTotalRow,
+  totalRowLabel,
+} from "./control-totals.js";
 export { buildLiveContext, fetchLiveContext, type LiveContext, type LiveDataSource } from "./live-context.js";
 export { normalizeDeliveryPreference, type Route, resolveRoute } from "./payment-route.js";
 export { type PayoutInstruction, RESERVED_METADATA_KEYS, rowKeyOf } from "./payout-instruction.js";

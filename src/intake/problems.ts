@@ -16,6 +16,11 @@ export const PROBLEM_CODES = [
   "COLUMN_MISSING",
   "METADATA_KEY_INVALID",
   "TOO_MANY_METADATA_COLUMNS",
+  // control totals (a trailing total row, declared totals)
+  "CONTROL_TOTAL_MISMATCH",
+  "CONTROL_ROWS_MISMATCH",
+  "CONTROL_TOTAL_UNREADABLE",
+  "CONTROL_TOTAL_NOT_LAST",
   // cells
   "CELL_ERROR",
   "UNHEADED_CELL",

@@ -18,6 +18,14 @@ import type { FastPaymentEligibility, FastPaymentEligibilityRequest } from "../p
 import { type OpenSheetOptions, openSheet, type SheetHeader, type SheetRow } from "../sheets/index.js";
 import { type AttachmentVerdict, checkAttachmentFile } from "./attachment-file.js";
 import { checkHeader, checkRow, type RowCheck } from "./check-row.js";
+import {
+  checkControlTotals,
+  type DeclaredTotals,
+  type FoundTotals,
+  readTotalRow,
+  type TotalRow,
+  totalRowLabel,
+} from "./control-totals.js";
 import { fetchLiveContext, type LiveContext, type LiveDataSource } from "./live-context.js";
 import type { PayoutInstruction } from "./payout-instruction.js";
 import { type Problem, type ProblemCode, problem } from "./problems.js";
@@ -45,6 +53,11 @@ export interface SheetValidation {
   /** Problems of the sheet as a whole (a missing column): every row is invalid while there are any. */
   sheetProblems: Problem[];
   rows: AsyncIterable<ValidatedRow>;
+  /**
+   * Problems of the sheet as a whole that are known only once every row was read (a control total
+   * that does not match): filled when `rows` is exhausted. Like `sheetProblems`, any refuses the sheet.
+   */
+  endProblems: Problem[];
 }
 
 export interface ValidateOptions extends OpenSheetOptions {
@@ -65,6 +78,8 @@ export interface ValidateOptions extends OpenSheetOptions {
    * confirmed them) they are not problems but kept on the row as `possibleDuplicates`.
    */
   duplicates?: { index?: DuplicateLookup | undefined; allow?: boolean | undefined };
+  /** Totals the submitter vouches for (rows, sum per currency), checked like a total row. */
+  declared?: DeclaredTotals;
 }
 
 /** Opens and validates a sheet. Throws SheetReadError when the file cannot be read at all. */
@@ -72,28 +87,98 @@ export async function validateSheet(sheetPath: string, options: ValidateOptions)
   const opened = await openSheet(sheetPath, options.sheet === undefined ? {} : { sheet: options.sheet });
   const live = options.live ?? (await fetchLiveContext(options.api));
   const sheetProblems = checkHeader(opened.header);
+  const endProblems: Problem[] = [];
+  const totalRows: TotalRow[] = [];
+  const misplacedTotals = new Set<number>();
+  const payoutRows = setTotalRowsAside(opened.rows, opened.header, totalRows, misplacedTotals);
+  const rowsContext: RowsContext = {
+    header: opened.header,
+    live,
+    api: options.api,
+    sheetDir: path.dirname(path.resolve(sheetPath)),
+    sheetInvalid: sheetProblems.length > 0,
+    chunkSize: options.chunkSize ?? 256,
+    concurrency: options.concurrency ?? 8,
+    misplacedTotals,
+  };
+  const control = {
+    totalRows,
+    endProblems,
+    amountColumn: columnTitle(opened.header, "amount"),
+    ...(options.declared ? { declared: options.declared } : {}),
+  };
   return {
     sheetPath,
     header: opened.header,
     sheetProblems,
-    rows: flagPossibleDuplicates(
-      validateRows(opened.rows, {
-        header: opened.header,
-        live,
-        api: options.api,
-        sheetDir: path.dirname(path.resolve(sheetPath)),
-        sheetInvalid: sheetProblems.length > 0,
-        chunkSize: options.chunkSize ?? 256,
-        concurrency: options.concurrency ?? 8,
-      }),
-      {
-        column: columnTitle(opened.header, "amount"),
-        index: options.duplicates?.index,
-        allow: options.duplicates?.allow === true,
-        chunkSize: options.chunkSize ?? 256,
-      },
-    ),
+    endProblems,
+    // Possible duplicates are flagged after the control totals are summed: a sheet's own total counts
+    // every payout it lists, the repeated one too.
+    rows: flagPossibleDuplicates(checkedAgainstTotals(validateRows(payoutRows, rowsContext), control), {
+      column: columnTitle(opened.header, "amount"),
+      index: options.duplicates?.index,
+      allow: options.duplicates?.allow === true,
+      chunkSize: options.chunkSize ?? 256,
+    }),
   };
+}
+
+/**
+ * Passes the sheet's rows on, except its trailing total rows, which go to `totalRows`. A total row
+ * followed by more rows is not a trailing total: it is passed on (as an ordinary, invalid row) and
+ * its number goes to `misplaced`, so its problem says what it looks like.
+ */
+async function* setTotalRowsAside(
+  rows: AsyncIterable<SheetRow>,
+  header: SheetHeader,
+  totalRows: TotalRow[],
+  misplaced: Set<number>,
+): AsyncGenerator<SheetRow> {
+  let held: SheetRow[] = [];
+  for await (const row of rows) {
+    const label = totalRowLabel(row, header);
+    if (label !== undefined) {
+      held.push(row);
+      continue;
+    }
+    for (const early of held) {
+      misplaced.add(early.rowNumber);
+      yield early;
+    }
+    held = [];
+    yield row;
+  }
+  for (const row of held) totalRows.push(readTotalRow(row, header, totalRowLabel(row, header)!));
+}
+
+/** Passes the validated rows on, adding up the valid ones; at the end holds them against the control totals. */
+async function* checkedAgainstTotals(
+  rows: AsyncIterable<ValidatedRow>,
+  control: { totalRows: TotalRow[]; endProblems: Problem[]; amountColumn: string; declared?: DeclaredTotals },
+): AsyncGenerator<ValidatedRow> {
+  const found: FoundTotals = new Map();
+  let invalidRows = 0;
+  for await (const validated of rows) {
+    const instruction = validated.instruction;
+    if (instruction) {
+      const t = found.get(instruction.currency) ?? { rows: 0, minor: 0 };
+      t.rows++;
+      t.minor += instruction.amount;
+      found.set(instruction.currency, t);
+    } else {
+      invalidRows++;
+    }
+    yield validated;
+  }
+  control.endProblems.push(
+    ...checkControlTotals({
+      found,
+      totalRows: control.totalRows,
+      invalidRows,
+      amountColumn: control.amountColumn,
+      ...(control.declared ? { declared: control.declared } : {}),
+    }),
+  );
 }
 
 interface RowsContext {
@@ -104,6 +189,8 @@ interface RowsContext {
   sheetInvalid: boolean;
   chunkSize: number;
   concurrency: number;
+  /** Rows that look like a total row but are followed by more rows. */
+  misplacedTotals: Set<number>;
 }
 
 async function* validateRows(rows: AsyncIterable<SheetRow>, ctx: RowsContext): AsyncGenerator<ValidatedRow> {
@@ -124,6 +211,17 @@ async function* validateRows(rows: AsyncIterable<SheetRow>, ctx: RowsContext): A
   const checkContext = { live: ctx.live, header: ctx.header, sheetDir: ctx.sheetDir };
   for await (const row of rows) {
     const check = checkRow(row, checkContext);
+    if (ctx.misplacedTotals.has(row.rowNumber)) {
+      check.problems.unshift(
+        problem(
+          row.rowNumber,
+          null,
+          "CONTROL_TOTAL_NOT_LAST",
+          `row ${row.rowNumber} looks like a total row, but payout rows follow it; a control total must be the last row(s) of the sheet: move it to the end or remove it`,
+        ),
+      );
+      delete check.instruction;
+    }
     const reference = check.instruction?.reference ?? referenceText(row, referenceKey);
     if (reference) {
       const first = firstRowOfReference.firstUseOrRecord(reference, row.rowNumber);
@@ -304,6 +402,7 @@ export async function summarizeValidation(validation: SheetValidation): Promise<
     if (validated.instruction) validRows++;
     problems.push(...validated.problems);
   }
+  problems.unshift(...validation.endProblems);
   return summaryOf(rows, validRows, problems);
 }
 

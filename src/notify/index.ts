@@ -11,6 +11,7 @@ export {
   batchFinishedSummary,
   sendBatchFinished,
 } from "./batch-finished.js";
+export { type BatchPausedHandlerOptions, batchPausedData, batchPausedHandler } from "./batch-paused.js";
 export {
   type PayoutReturnedEvent,
   type PayoutReturnedHandlerOptions,

@@ -90,7 +90,7 @@ class SendFencedError extends PayoutsError {
 export type ProcessResult =
   | { outcome: "paid"; paymentId: string; how: "created" | "adopted" }
   /** `fenced`: this run lost its job or the row moved on; another run (or nobody) carries on. */
-  | { outcome: "skipped"; reason: "missing" | "stale" | "done" | "fenced" }
+  | { outcome: "skipped"; reason: "missing" | "stale" | "done" | "fenced" | "paused" }
   | { outcome: "rejected" | "error"; code: string };
 
 /** What the worker knows about the run of a job. */
@@ -423,6 +423,12 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
       } catch (err) {
         if (!(err instanceof SendFencedError)) throw err;
         const { fence } = err;
+        if (fence === "paused") {
+          // The batch was paused or canceled before this row was ever sent: it stays `queued`, never
+          // sent; a resume feeds it again (a new job under the same key), a cancel marks it.
+          options.logger?.debug?.({ batchId: row.batchId, rowKey: row.rowKey }, "batch paused: row not sent");
+          return { outcome: "skipped", reason: "paused" };
+        }
         options.logger?.warn(
           { batchId: row.batchId, rowKey: row.rowKey, fence },
           "send fenced off: not sent",

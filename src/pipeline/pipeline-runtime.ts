@@ -7,6 +7,12 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Queue, Worker } from "bullmq";
 import { type ApprovalPolicy, ApprovalStore, approvalGate, cliIdentity } from "../approvals/index.js";
 import {
+  type BatchPausedEvent,
+  type Breaker,
+  type BreakerSettings,
+  createBreaker,
+} from "../batch-control/index.js";
+import {
   BatchFeeder,
   BatchStore,
   DEFAULT_KEY_PREFIX,
@@ -31,7 +37,7 @@ import {
 } from "../payouts-api/index.js";
 import { checkLayoutVersion, connectRedis, type RedisClient } from "../redis/index.js";
 import { startFeedLoop } from "./feed-loop.js";
-import { createPaymentProcessor, type ProcessResult } from "./payment-processor.js";
+import { createPaymentProcessor, type PaymentProcessor, type ProcessResult } from "./payment-processor.js";
 import { createPaymentQueue, type PaymentJobData, paymentQueueEnqueuer } from "./payment-queue.js";
 import { closeWorkerWithin, createPaymentWorker, type PaymentWorkerLogger } from "./payment-worker.js";
 
@@ -250,6 +256,8 @@ export interface PaymentServiceOptions extends PipelineSettings {
   stalledIntervalMs?: number;
   quoteSafetyMs?: number;
   logger?: PaymentWorkerLogger;
+  /** The circuit breaker (src/batch-control): its settings and what to do when it pauses a batch. */
+  breaker?: { settings: BreakerSettings; onTrip: (event: BatchPausedEvent) => Promise<void> };
 }
 
 export interface PaymentService {
@@ -268,6 +276,39 @@ export interface PaymentService {
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
 /**
+ * The processor with every paid or refused row counted by the breaker. The breaker never fails a job:
+ * a count that cannot be made is logged, and the row's outcome stands.
+ */
+function withBreaker(
+  processor: PaymentProcessor,
+  breaker: Breaker | undefined,
+  logger: PaymentWorkerLogger | undefined,
+): PaymentProcessor {
+  if (!breaker) return processor;
+  return {
+    ...processor,
+    async process(data, run) {
+      const result = await processor.process(data, run);
+      const outcome =
+        result.outcome === "paid"
+          ? ({ paid: true } as const)
+          : result.outcome === "rejected"
+            ? { refused: result.code }
+            : undefined;
+      if (outcome) {
+        await breaker.observe(data.batchId, outcome).catch((err: unknown) => {
+          logger?.warn(
+            { batchId: data.batchId, err: (err as Error).message },
+            "circuit breaker: count failed",
+          );
+        });
+      }
+      return result;
+    },
+  };
+}
+
+/**
  * How a shutdown grace is spent: in-flight work may finish during `drainMs`; then what is left is
  * aborted and gets `settleMs` to hand its jobs back and close, so the whole stop fits in the grace.
  */
@@ -280,12 +321,16 @@ export async function startPaymentService(options: PaymentServiceOptions): Promi
   const pipeline = openPipeline(options);
   // BullMQ workers block on their connection; give the worker its own, closed by us (not by BullMQ).
   const workerConnection = connectRedis(options.redisUrl);
-  const processor = createPaymentProcessor({
-    store: pipeline.store,
-    client: options.client,
-    ...(options.quoteSafetyMs !== undefined ? { quoteSafetyMs: options.quoteSafetyMs } : {}),
-    ...(options.logger ? { logger: options.logger } : {}),
-  });
+  const processor = withBreaker(
+    createPaymentProcessor({
+      store: pipeline.store,
+      client: options.client,
+      ...(options.quoteSafetyMs !== undefined ? { quoteSafetyMs: options.quoteSafetyMs } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
+    }),
+    options.breaker && createBreaker({ store: pipeline.store, ...options.breaker }),
+    options.logger,
+  );
   await warnUnlessNoEviction(pipeline.redis, options.logger);
   let resumed: string[];
   try {

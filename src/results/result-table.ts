@@ -8,7 +8,13 @@
  * ours, and the result shows only the sheet's own cells plus what the service said about the payment.
  */
 import type { InvalidRowRecord } from "../batches/batch-store.js";
-import { type BatchRecord, type ResultState, type RowRecord, rowIdempotencyKey } from "../batches/index.js";
+import {
+  type BatchRecord,
+  type ResultState,
+  type RowRecord,
+  resultStatusOf,
+  rowIdempotencyKey,
+} from "../batches/index.js";
 import { plainErrorMessage } from "../error-codes/index.js";
 import type { CellValue, TableRow } from "../files/index.js";
 import { currencyExponent, formatMinor } from "../money/index.js";
@@ -88,7 +94,7 @@ export function usdFromMinor(minor: number | undefined): number | null {
 
 /** One result line for a row that went into the pipeline. */
 export function resultRowOfRow(batch: ResultBatch, row: RowRecord): TableRow {
-  const status: ResultState = row.state;
+  const status: ResultState = resultStatusOf(row.state);
   const result: Record<ResultColumn, CellValue> = {
     status,
     payment_id: row.paymentId ?? null,

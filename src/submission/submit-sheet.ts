@@ -28,6 +28,7 @@ import {
 import { loadDuplicateWindowDays } from "../config/index.js";
 import { DuplicateIndex, type DuplicateLookup } from "../duplicates/index.js";
 import {
+  type DeclaredTotals,
   defaultReportPath,
   type IntakeApi,
   type Problem,
@@ -53,6 +54,8 @@ export interface SubmitSheetOptions {
   allowDuplicateFile?: boolean;
   /** Where the validation report goes when there are problems; default next to the sheet. */
   reportPath?: string;
+  /** Control totals the submitter vouches for; a mismatch refuses the sheet. */
+  declared?: DeclaredTotals;
   /** Who submits (see SubmitBatchOptions.submittedBy); default `cli:<os user>`. */
   submittedBy?: string;
   /**
@@ -112,6 +115,7 @@ export async function submitSheet(options: SubmitSheetOptions): Promise<SubmitSh
     const validation = await validateSheet(sheetPath, {
       api: options.api,
       ...(options.sheetName === undefined ? {} : { sheet: options.sheetName }),
+      ...(options.declared ? { declared: options.declared } : {}),
       duplicates: {
         index:
           duplicates && pipeline
@@ -252,6 +256,8 @@ async function validateAndSubmit(
     }
   }
   await staging.close();
+  // A control total that does not match refuses the sheet whatever onInvalid says: it is not the sheet meant.
+  problems.unshift(...validation.endProblems);
   const summary = summaryOf(rows, validRows, problems);
 
   let reportPath: string | undefined;
@@ -260,7 +266,8 @@ async function validateAndSubmit(
     await writeValidationReport(reportPath, problems);
   }
   const onInvalid = options.onInvalid ?? "reject";
-  if (validation.sheetProblems.length > 0 || (problems.length > 0 && onInvalid === "reject")) {
+  const sheetRefused = validation.sheetProblems.length > 0 || validation.endProblems.length > 0;
+  if (sheetRefused || (problems.length > 0 && onInvalid === "reject")) {
     return { kind: "invalid", summary, reportPath: reportPath! };
   }
   if (options.dryRun) return { kind: "dry-run", summary, totals, reportPath };

@@ -15,7 +15,7 @@
  * one HMGET, whatever the sheet's size. Rows keep their cells compactly: a string cell as its text, any
  * other kind as `[text, kind, number?, flags?]`, so a cell's kind (a number cell's value) survives.
  */
-import type { Problem } from "../intake/index.js";
+import type { DeclaredTotals, Problem } from "../intake/index.js";
 import type { RedisClient } from "../redis/index.js";
 import type { SheetCell, SheetHeader } from "../sheets/types.js";
 
@@ -72,6 +72,10 @@ export interface UploadRecord {
   editedRows: number;
   uploadedBy: string;
   uploadedAt: string;
+  /** Control totals declared with the upload (rows, minor units per currency); used again on submit. */
+  declared?: DeclaredTotals;
+  /** The control totals' problems (a total row or declared totals that do not match): they refuse the sheet. */
+  controlProblems?: Problem[];
   /** Set once the upload was submitted. */
   batchId?: string;
 }

@@ -31,7 +31,7 @@ export interface UploadContext {
 /** What an upload is before its first validation. */
 export type NewUpload = Pick<
   UploadRecord,
-  "id" | "fileName" | "sheet" | "path" | "attachments" | "uploadedBy" | "uploadedAt"
+  "id" | "fileName" | "sheet" | "path" | "attachments" | "uploadedBy" | "uploadedAt" | "declared"
 >;
 
 const HEADERLESS: Omit<UploadRecord, keyof NewUpload | "format" | "sheetProblems" | "header" | "mapping"> = {
@@ -54,7 +54,11 @@ async function validated(
   base: NewUpload,
   mapping: ColumnMapping | undefined,
 ): Promise<UploadRecord> {
-  const v = await validateUpload(ctx.store, base.id, base.path, { api: ctx.api, sheet: base.sheet });
+  const v = await validateUpload(ctx.store, base.id, base.path, {
+    api: ctx.api,
+    sheet: base.sheet,
+    declared: base.declared,
+  });
   await ctx.store.clearEdits(base.id);
   return { ...base, ...v, mapping, editedRows: 0 };
 }

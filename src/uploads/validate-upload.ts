@@ -4,7 +4,13 @@
  * currency and, when it has problems, the validation report files.
  */
 import path from "node:path";
-import { type IntakeApi, type Problem, validateSheet, writeValidationReport } from "../intake/index.js";
+import {
+  type DeclaredTotals,
+  type IntakeApi,
+  type Problem,
+  validateSheet,
+  writeValidationReport,
+} from "../intake/index.js";
 import { readSheetIsolated } from "../sheets/index.js";
 import { type CurrencyTotal, compactCell, type StoredRow, type UploadStore } from "./upload-store.js";
 
@@ -18,6 +24,8 @@ export interface ValidatedUpload {
   invalidRows: number;
   totals: CurrencyTotal[];
   sheetProblems: Problem[];
+  /** A total row or declared totals that do not match the valid rows: the sheet is refused on submit. */
+  controlProblems: Problem[];
   rowProblems: number;
   header: Awaited<ReturnType<typeof validateSheet>>["header"];
   reportPaths: { csv: string; xlsx: string } | undefined;
@@ -28,7 +36,7 @@ export async function validateUpload(
   store: UploadStore,
   id: string,
   filePath: string,
-  options: { api: IntakeApi; sheet: string | undefined },
+  options: { api: IntakeApi; sheet: string | undefined; declared?: DeclaredTotals | undefined },
 ): Promise<ValidatedUpload> {
   // Read first in a thread with a bounded heap and time (as the watched folder does): an uploaded
   // file past the readers' own limits costs that thread and is refused (SheetReadError, 422), while
@@ -37,6 +45,7 @@ export async function validateUpload(
   const validation = await validateSheet(filePath, {
     api: options.api,
     ...(options.sheet ? { sheet: options.sheet } : {}),
+    ...(options.declared ? { declared: options.declared } : {}),
   });
   await store.clearRows(id);
   const { header } = validation;
@@ -73,6 +82,7 @@ export async function validateUpload(
     }
   }
   await store.appendRows(id, chunk);
+  problems.unshift(...validation.endProblems);
   let reportPaths: ValidatedUpload["reportPaths"];
   if (problems.length > 0) {
     const dir = path.dirname(filePath);
@@ -93,6 +103,7 @@ export async function validateUpload(
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([currency, t]) => ({ currency, rows: t.rows, minor: t.minor })),
     sheetProblems: validation.sheetProblems,
+    controlProblems: validation.endProblems,
     rowProblems,
     header,
     reportPaths,

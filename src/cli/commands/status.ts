@@ -7,6 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import cliProgress from "cli-progress";
 import type { Command } from "commander";
 import { type ApprovalRecord, ApprovalStore, describeApproval } from "../../approvals/index.js";
+import { type BatchStop, readStop } from "../../batch-control/index.js";
 import {
   type BatchProgress,
   type BatchStore,
@@ -92,6 +93,18 @@ export function formatProgress(p: BatchProgress, approval?: ApprovalRecord): str
   return lines;
 }
 
+/** What stopped a batch, and what to do (pure). */
+export function stopLines(stop: BatchStop, batchId: string): string[] {
+  if (stop.canceled)
+    return [`canceled by ${stop.canceled.by} at ${stop.canceled.at}: rows never sent are canceled`];
+  if (!stop.paused) return [];
+  const who = stop.paused.byBreaker ? "the circuit breaker" : stop.paused.by;
+  return [
+    `PAUSED by ${who} at ${stop.paused.at}: ${stop.paused.reason}`,
+    `  nothing more of it is sent: \`payouts resume ${batchId}\` or \`payouts cancel ${batchId}\``,
+  ];
+}
+
 async function showBatch(
   store: BatchStore,
   batchId: string,
@@ -110,8 +123,11 @@ async function showBatch(
   const waiting = approval !== undefined && approval.status === "awaiting-approval";
   const live =
     opts.watch && !waiting && process.stdout.isTTY === true && progress.done < progress.batch.rowCount;
-  if (!live) {
+  // A paused batch does not move until someone resumes or cancels it: print it once, saying why.
+  const halt = await readStop(store, batchId);
+  if (!live || halt.paused) {
     for (const line of formatProgress(progress, approval)) say(line);
+    for (const line of stopLines(halt, batchId)) say(line);
     for (const line of await attentionLines(store, batchId)) say(line);
     return;
   }

@@ -20,9 +20,14 @@ import {
 import { connectApi } from "../api-connection.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { keepHeapLean } from "../lean-heap.js";
-import { redisPrefixOption } from "../options.js";
+import {
+  addExpectOptions,
+  declaredTotalsFromFlags,
+  type ExpectFlags,
+  redisPrefixOption,
+} from "../options.js";
 
-interface SubmitFlags {
+interface SubmitFlags extends ExpectFlags {
   onInvalid: "reject" | "skip";
   dryRun?: boolean;
   allowDuplicateFile?: boolean;
@@ -33,7 +38,7 @@ interface SubmitFlags {
 }
 
 export function registerSubmit(program: Command): void {
-  program
+  const command = program
     .command("submit")
     .description("Validate a payout sheet and queue one payment per valid row; prints the batch id")
     .argument("<sheet>", "the payout sheet (CSV or XLSX)")
@@ -53,7 +58,8 @@ export function registerSubmit(program: Command): void {
     )
     .option("--sheet <name>", "XLSX: the worksheet to read")
     .option("--report <path>", "where to write the validation report when rows are invalid")
-    .addOption(redisPrefixOption())
+    .addOption(redisPrefixOption());
+  addExpectOptions(command)
     .addHelpText(
       "after",
       "\nExit codes: 0 submitted (or a clean dry run), 1 rows are invalid or the file was submitted before, 2 usage or environment error.",
@@ -81,6 +87,7 @@ export async function runSubmit(
   say: { out: (line: string) => void; err: (line: string) => void },
 ): Promise<number> {
   const config = loadConfig();
+  const declared = declaredTotalsFromFlags(flags);
   const connection = await connectApi(config, { sandbox: "never" });
   const settings = { redisUrl: config.redisUrl, prefix: flags.redisPrefix, failFast: true };
   const pipeline = flags.dryRun === true ? undefined : openPipeline(settings);
@@ -97,6 +104,7 @@ export async function runSubmit(
       allowPossibleDuplicates: flags.allowPossibleDuplicates === true,
       ...(flags.sheet === undefined ? {} : { sheetName: flags.sheet }),
       ...(flags.report === undefined ? {} : { reportPath: flags.report }),
+      ...(declared ? { declared } : {}),
     };
     const outcome: SubmitSheetOutcome = await submitThroughGate(pipeline, sheet);
     return reportOutcome(sheetPath, outcome, say);
@@ -122,6 +130,10 @@ function reportOutcome(
   if (outcome.reportPath) say.err(`report: ${outcome.reportPath}`);
   switch (outcome.kind) {
     case "invalid":
+      if ([...outcome.summary.countsByCode.keys()].some((code) => code.startsWith("CONTROL_"))) {
+        say.err("nothing was queued: the sheet does not match its control totals (see above)");
+        return EXIT.inputProblems;
+      }
       say.err(
         "nothing was queued: fix the rows above, or pass --on-invalid skip to queue only the valid rows",
       );

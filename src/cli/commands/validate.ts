@@ -13,21 +13,23 @@ import { SheetReadError } from "../../sheets/index.js";
 import { connectApi } from "../api-connection.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { keepHeapLean } from "../lean-heap.js";
+import { addExpectOptions, declaredTotalsFromFlags, type ExpectFlags } from "../options.js";
 
-interface ValidateFlags {
+interface ValidateFlags extends ExpectFlags {
   report?: string;
   sheet?: string;
   sandbox?: boolean;
 }
 
 export function registerValidate(program: Command): void {
-  program
+  const command = program
     .command("validate")
     .description("Validate a payout sheet (CSV or XLSX) against the live accounts; nothing is paid")
     .argument("<sheet>", "the payout sheet")
     .option("--report <path>", "where to write the report (.csv, .xlsx or .json); default next to the sheet")
     .option("--sheet <name>", "XLSX: the worksheet to read (default: the first with our header)")
-    .option("--sandbox", "validate against the built-in sandbox instead of PAYOUTS_API_URL")
+    .option("--sandbox", "validate against the built-in sandbox instead of PAYOUTS_API_URL");
+  addExpectOptions(command)
     .addHelpText(
       "after",
       "\nExit codes: 0 every row is valid, 1 some rows are invalid (see the report), 2 the file cannot be read or the service cannot be reached.",
@@ -44,6 +46,7 @@ export async function runValidate(
   say: (line: string) => void,
 ): Promise<number> {
   const config = loadConfig();
+  const declared = declaredTotalsFromFlags(flags);
   const reportPath = path.resolve(flags.report ?? defaultReportPath(sheetPath));
   const connection = await connectApi(config, {
     sandbox: flags.sandbox ? "always" : "never",
@@ -53,6 +56,7 @@ export async function runValidate(
     const validation = await validateSheet(sheetPath, {
       api: connection.api,
       ...(flags.sheet === undefined ? {} : { sheet: flags.sheet }),
+      ...(declared ? { declared } : {}),
     });
     const summary = await summarizeValidation(validation);
     await writeValidationReport(reportPath, summary.problems);

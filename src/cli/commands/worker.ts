@@ -6,6 +6,7 @@
 import type { Command } from "commander";
 import { ApprovalStore } from "../../approvals/index.js";
 import { startApprovalService } from "../../approvals/sweep/index.js";
+import { AuditTrail } from "../../audit/index.js";
 import { BatchStore } from "../../batches/index.js";
 import { loadConfig, requireApi } from "../../config/index.js";
 import { auditAndRecord } from "../../ledger-audit/index.js";
@@ -18,7 +19,7 @@ import {
   startMetricsServer,
   watchPaymentWorker,
 } from "../../metrics/index.js";
-import { batchFinishedHandler, payoutReturnedHandler } from "../../notify/index.js";
+import { batchFinishedHandler, batchPausedHandler, payoutReturnedHandler } from "../../notify/index.js";
 import { createSharedRateLimiter } from "../../payouts-api/index.js";
 import {
   connectRedis,
@@ -130,6 +131,17 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
       rateLimitPerSecond: opts.rateLimit ?? config.rateLimitPerSecond,
       ...(opts.lockMs !== undefined ? { lockDurationMs: opts.lockMs, stalledIntervalMs: opts.lockMs } : {}),
       logger,
+      breaker: {
+        settings: config.breaker,
+        onTrip: batchPausedHandler({
+          notify:
+            config.notifyUrl && config.webhookSecret
+              ? { url: config.notifyUrl, secret: config.webhookSecret }
+              : undefined,
+          audit: new AuditTrail(lastRedis, opts.redisPrefix),
+          logger,
+        }),
+      },
     });
     // Result files in DATA_DIR/outbox follow every row change: the payment jobs' (submitted, rejected,
     // error) and reconciliation's (in-progress, completed, failed), debounced per batch.

@@ -198,6 +198,13 @@ describe("the OpenAPI description", () => {
       body: { reason: "no" },
     });
     await check("POST /api/v1/batches/{id}/reject", `/api/v1/batches/${id}/reject`, { body: {} });
+    // A finished batch has nothing left to stop: 409; an unknown one 404.
+    await check("POST /api/v1/batches/{id}/pause", `/api/v1/batches/${id}/pause`, {
+      body: { reason: "look" },
+    });
+    await check("POST /api/v1/batches/{id}/pause", "/api/v1/batches/b20990101T000000-00000000/pause");
+    await check("POST /api/v1/batches/{id}/resume", `/api/v1/batches/${id}/resume`);
+    await check("POST /api/v1/batches/{id}/cancel", `/api/v1/batches/${id}/cancel`);
 
     await check("GET /api/v1/csrf", "/api/v1/csrf");
     await check("GET /api/v1/session", "/api/v1/session");

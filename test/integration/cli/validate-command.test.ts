@@ -153,3 +153,63 @@ describe("payouts validate on hostile files", () => {
     expect(r.stderr).toContain("dtd-submit.xlsx: xl/workbook.xml holds a document type declaration");
   });
 });
+
+describe("payouts validate: control totals", () => {
+  const sheet = [
+    "reference,from_account,to_account,amount,currency",
+    "CT-1,ops-checking,vendor-ach,1250.00,USD",
+    "CT-2,ops-checking,vendor-ach,250.50,USD",
+  ];
+
+  it("reads a trailing total row as the sheet's control total, not as an invalid row", async () => {
+    const file = path.join(dir, "with-total.csv");
+    await writeFile(file, `${[...sheet, "Total,,,1500.50,USD"].join("\n")}\n`);
+    const r = await payouts(["validate", file, "--sandbox"]);
+    expect(r.stderr).toContain("all 2 rows are valid");
+    expect(r.code).toBe(0);
+  });
+
+  it("refuses a sheet whose total row or declared totals do not match, naming both figures", async () => {
+    const file = path.join(dir, "wrong-total.csv");
+    await writeFile(file, `${[...sheet, "Total,,,1600.50,USD"].join("\n")}\n`);
+    const wrongRow = await payouts(["validate", file, "--sandbox"]);
+    expect(wrongRow.code).toBe(1);
+    expect(wrongRow.stderr).toMatch(
+      /CONTROL_TOTAL_MISMATCH: the total row says USD 1600\.50, but the valid USD rows add up to USD 1500\.50/,
+    );
+
+    const plain = path.join(dir, "declared.csv");
+    await writeFile(plain, `${sheet.join("\n")}\n`);
+    const ok = await payouts([
+      "validate",
+      plain,
+      "--sandbox",
+      "--expect-rows",
+      "2",
+      "--expect-total",
+      "USD:1500.50",
+    ]);
+    expect(ok.code, ok.stderr).toBe(0);
+    const wrong = await payouts([
+      "validate",
+      plain,
+      "--sandbox",
+      "--expect-rows",
+      "3",
+      "--expect-total",
+      "USD:125000.00",
+    ]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain("CONTROL_TOTAL_MISMATCH");
+    expect(wrong.stderr).toContain("CONTROL_ROWS_MISMATCH");
+    expect(wrong.stderr).toContain("USD 125000.00");
+  });
+
+  it("says what is wrong with a declared total it cannot read", async () => {
+    const file = path.join(dir, "declared-bad.csv");
+    await writeFile(file, `${sheet.join("\n")}\n`);
+    const r = await payouts(["validate", file, "--sandbox", "--expect-total", "125000"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("USD:125000.00");
+  });
+});

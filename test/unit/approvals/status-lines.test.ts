@@ -27,6 +27,7 @@ const progress = {
     returned: 0,
     rejected: 0,
     error: 0,
+    "canceled-unsent": 0,
   },
   totals: { USD: { queued: 2_000_000 } },
   done: 0,

@@ -12,6 +12,7 @@ const counts = {
   returned: 1,
   rejected: 0,
   error: 0,
+  "canceled-unsent": 0,
 };
 
 const progress = {

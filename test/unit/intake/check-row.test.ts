@@ -13,7 +13,6 @@ import { PROBLEM_CODES, type ProblemCode } from "../../../src/intake/problems.js
 import type { AmountConvention } from "../../../src/money/index.js";
 import {
   type Account,
-  type AccountType,
   type Capability,
   METADATA_KEY_MAX,
   METADATA_MAX_KEYS,
@@ -21,28 +20,12 @@ import {
   TEXT_LIMITS,
 } from "../../../src/payouts-api/wire-types.js";
 import { findHeader, type SheetCell, type SheetHeader, type SheetRow } from "../../../src/sheets/index.js";
+import { account } from "./live-accounts.js";
 
 // ---------------------------------------------------------------------------------------------------
 // Fixtures: accounts like the sandbox seed, a header titled by a user, rows built from plain strings.
 // ---------------------------------------------------------------------------------------------------
 
-const now = "2026-01-01T00:00:00.000Z";
-function account(
-  externalId: string,
-  ownershipType: "internal" | "external",
-  type: AccountType,
-  extra: Partial<Account> = {},
-): Account {
-  return {
-    id: `acct_${externalId.replace(/-/g, "_")}`,
-    externalId,
-    ownershipType,
-    type,
-    createdAt: now,
-    updatedAt: now,
-    ...extra,
-  };
-}
 const international = (currency: string) => ({ currency, accountNumberLast4: "0001", address: {} });
 
 const ACCOUNTS: Account[] = [
@@ -389,6 +372,13 @@ const IO_CODES: ProblemCode[] = [
   "ATTACHMENT_LINK", // test/unit/intake/attachment-file.test.ts
 ];
 const HEADER_CODES: ProblemCode[] = ["COLUMN_MISSING", "METADATA_KEY_INVALID", "TOO_MANY_METADATA_COLUMNS"];
+/** Codes of the control totals, checked once every row was read (test/unit/intake/control-totals.test.ts). */
+const CONTROL_CODES: ProblemCode[] = [
+  "CONTROL_TOTAL_MISMATCH",
+  "CONTROL_ROWS_MISMATCH",
+  "CONTROL_TOTAL_UNREADABLE",
+  "CONTROL_TOTAL_NOT_LAST",
+];
 /** Codes about cells outside the header, tested on their own below. */
 const UNHEADED_CODES: ProblemCode[] = ["UNHEADED_CELL"];
 
@@ -399,6 +389,7 @@ describe("checkRow: one problem per mistake, with row, column title and a plain 
       ...HEADER_CODES,
       ...IO_CODES,
       ...UNHEADED_CODES,
+      ...CONTROL_CODES,
     ]);
     expect(PROBLEM_CODES.filter((code) => !covered.has(code))).toEqual([]);
   });

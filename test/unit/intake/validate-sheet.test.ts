@@ -11,25 +11,11 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { buildLiveContext } from "../../../src/intake/live-context.js";
 import { type IntakeApi, type ValidatedRow, validateSheet } from "../../../src/intake/validate-sheet.js";
 import type {
-  Account,
-  AccountType,
   FastPaymentEligibility,
   FastPaymentEligibilityRequest,
 } from "../../../src/payouts-api/wire-types.js";
+import { account } from "./live-accounts.js";
 
-const now = "2026-01-01T00:00:00.000Z";
-function account(externalId: string, ownershipType: "internal" | "external", type: AccountType): Account {
-  const extra = type === "ach" && ownershipType === "internal" ? { isVerified: true } : {};
-  return {
-    id: `acct_${externalId.replace(/-/g, "_")}`,
-    externalId,
-    ownershipType,
-    type,
-    createdAt: now,
-    updatedAt: now,
-    ...extra,
-  };
-}
 const live = buildLiveContext(
   [account("ops-checking", "internal", "ach"), account("vendor-ach", "external", "ach")],
   { capabilities: [{ operation: "payment.domestic:write", allowed: true, reasons: [] }] },

@@ -1,0 +1,79 @@
+/**
+ * Stopping a batch in a real browser (Debian's Chromium driven by playwright-core): a batch paused
+ * through the API shows a banner saying who paused it and why, with Resume and Cancel; cancelling it
+ * in the console (after its confirmation) shows the canceled banner. Screenshots go to
+ * test/browser/screenshots/ (ignored by git).
+ */
+import path from "node:path";
+import type { BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ApiStack, callApi, type Json, startApiStack, withBearer } from "../support/api-stack.js";
+import { axeFindings } from "../support/axe.js";
+import { launchChromium, screenshot } from "../support/browser.js";
+
+let stack: ApiStack;
+let browser: BrowserContext;
+let page: Page;
+let adminToken: string;
+
+const call = (method: string, route: string, body?: unknown) =>
+  callApi(stack.server.url, adminToken, method, route, body);
+
+beforeAll(async () => {
+  // Payments stay scheduled: the batch is still running when the operator looks at it.
+  stack = await startApiStack({
+    label: "stop-browser",
+    clock: { toInProgressMs: 600_000, toFinalMs: 600_000 },
+    concurrency: 1,
+  });
+  adminToken = (await stack.server.auth.createToken("ops-admin", "admin", "test")).token;
+  await stack.server.auth.addUser("sam", "submitter", "sam submits 123");
+  ({ browser, page } = await launchChromium(path.join(stack.dir, "profile")));
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await stack?.close();
+}, 60_000);
+
+describe("a batch stopped by an operator", () => {
+  it("shows who paused it and why, and can be canceled from the console", async () => {
+    const lines = ["reference,from_account,to_account,amount,currency"];
+    for (let i = 1; i <= 40; i++) lines.push(`STOPB-${i},ops-checking,vendor-ach,${10 + i}.00,USD`);
+    const form = new FormData();
+    form.append("file", new Blob([`${lines.join("\n")}\n`]), "stop-me.csv");
+    const up = (await (
+      await fetch(`${stack.server.url}/api/v1/sheets`, withBearer(adminToken, { method: "POST", body: form }))
+    ).json()) as Json;
+    const made = await call("POST", "/api/v1/batches", { sheetId: up.id });
+    expect(made.status, made.text).toBe(201);
+    const batchId = made.json.id as string;
+    const paused = await call("POST", `/api/v1/batches/${batchId}/pause`, { reason: "amounts look doubled" });
+    expect(paused.status, paused.text).toBe(200);
+    expect((await call("GET", `/api/v1/batches/${batchId}`)).json.pause).toMatchObject({
+      by: "ops-admin",
+      reason: "amounts look doubled",
+      byBreaker: false,
+    });
+
+    await page.goto(`${stack.server.url}/#/batches/${batchId}`);
+    await page.waitForURL(/\/login/);
+    await page.getByLabel("User name").fill("sam");
+    await page.getByLabel("Password").fill("sam submits 123");
+    await page.getByRole("button", { name: "Log in" }).click();
+    await expect.poll(() => page.locator("#stop-banner").textContent()).toContain("Paused by ops-admin");
+    expect(await page.locator("#stop-banner").textContent()).toContain("amounts look doubled");
+    expect(await page.getByRole("button", { name: "Resume" }).isVisible()).toBe(true);
+    expect(await axeFindings(page)).toEqual([]);
+    await screenshot(page, "stop-01-paused");
+
+    await page.getByRole("button", { name: "Cancel batch…" }).click();
+    await page.getByRole("button", { name: "Cancel the batch" }).click();
+    await expect.poll(() => page.locator("#stop-banner").textContent()).toContain("Canceled by sam");
+    await screenshot(page, "stop-02-canceled");
+    const view = (await call("GET", `/api/v1/batches/${batchId}`)).json;
+    expect(view.canceled).toMatchObject({ by: "sam" });
+    expect(view.counts["canceled-unsent"]).toBeGreaterThan(0);
+    expect(view.counts.queued).toBe(0);
+  }, 120_000);
+});
