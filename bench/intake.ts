@@ -1,5 +1,5 @@
 /**
- * Intake benchmark (`npm run bench:intake`, issue 3 point 7): generates payout sheets of 25,000, 50,000
+ * Intake benchmark (`npm run bench:intake`): generates payout sheets of 25,000, 50,000
  * and 100,000 rows (CSV and XLSX), then reads and validates each against the in-process sandbox and
  * prints rows/s and peak RSS beside the targets. Figures only: it never fails on a missed target.
  *
@@ -116,7 +116,7 @@ async function runParent(): Promise<void> {
   for (const line of formatFlatness(results)) console.log(line);
   console.log("");
   console.log(
-    `targets (issue 3, 2-core machine): CSV >= ${INTAKE_TARGETS.csvRowsPerSecond.toLocaleString("en-US")} rows/s, ` +
+    `targets (2-core machine): CSV >= ${INTAKE_TARGETS.csvRowsPerSecond.toLocaleString("en-US")} rows/s, ` +
       `XLSX >= ${INTAKE_TARGETS.xlsxRowsPerSecond.toLocaleString("en-US")} rows/s, peak RSS < 300 MB at 100,000 rows and flat as rows grow.`,
   );
   console.log(

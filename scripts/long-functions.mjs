@@ -1,6 +1,6 @@
 /**
  * Lists functions longer than N lines (default 120) and whether a comment above them says why
- * (issue 12: no function over about 120 lines without one). Run from the repository: node scripts/long-functions.mjs [N]
+ * (no function over about 120 lines without one). Run from the repository: node scripts/long-functions.mjs [N]
  */
 
 import { execSync } from "node:child_process";

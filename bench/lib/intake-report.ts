@@ -1,6 +1,6 @@
 /**
  * The intake benchmark's figures and how they are printed: one table row per (size, format), the
- * targets of issue 3 beside them, and how peak memory moves as the row count grows. Pure formatting:
+ * targets beside them, and how peak memory moves as the row count grows. Pure formatting:
  * no verdict here changes the exit code (this is a benchmark, not a test).
  */
 

@@ -15,6 +15,7 @@ export {
 } from "./breaker.js";
 export {
   BATCH_CANCELED,
+  BATCH_PAUSED,
   type BatchStop,
   BREAKER_ACTOR,
   type CancelOutcome,
@@ -24,4 +25,5 @@ export {
   resumeBatch,
   type StopRefusal,
   StopRefusedError,
+  withPauseShown,
 } from "./stop-batch.js";

@@ -13,7 +13,7 @@
  * flight or paid keep their course; once every row is final, the batch finishes as any other (final
  * result file, notification).
  */
-import type { BatchStore } from "../batches/index.js";
+import type { BatchStore, RowRecord } from "../batches/index.js";
 import { adoptPayment, enqueueQueuedRows, type RowEnqueuer, type SubmissionGate } from "../batches/index.js";
 import { PayoutsError } from "../errors/index.js";
 import { PayoutsApiError, type PayoutsClient } from "../payouts-api/index.js";
@@ -26,6 +26,25 @@ export interface BatchStop {
 
 /** The error code of a row canceled before it was sent. */
 export const BATCH_CANCELED = "BATCH_CANCELED";
+
+/** The error code a paused batch's rows not sent yet show in the result file. */
+export const BATCH_PAUSED = "BATCH_PAUSED";
+
+/**
+ * The rows as the result file shows them while the batch is paused: a row not sent yet (`queued`, no
+ * outcome of its own) carries BATCH_PAUSED with who paused it, when and why.
+ */
+export async function* withPauseShown(
+  rows: AsyncIterable<RowRecord>,
+  paused: NonNullable<BatchStop["paused"]>,
+): AsyncGenerator<RowRecord> {
+  const why = `paused by ${paused.by} at ${paused.at}${paused.reason ? `: ${paused.reason}` : ""}`;
+  for await (const row of rows) {
+    yield row.state === "queued" && row.errorCode === undefined
+      ? { ...row, errorCode: BATCH_PAUSED, errorMessage: why }
+      : row;
+  }
+}
 
 /** The actor name the circuit breaker pauses a batch as. */
 export const BREAKER_ACTOR = "system:breaker";

@@ -65,6 +65,7 @@ const ROW_OUTCOMES: Record<string, Entry> = {
   ANSWER_MISMATCH: ["The service answered with a payment that is not this row's (another reference, row, amount or account); it was not recorded.", "Nothing to do while the row is resolved against the ledger; if it ends in error, look the row's reference up at the service before retrying."],
   PAYMENT_RETURNED: ["The payment completed, then came back (the service later reported it failed or canceled, as with an ACH return): the payee does not have the money.", "Check the payee's bank details with them, correct the row and retry it; the returned money is back in the paying account."],
   REFERENCE_REUSED: ["This reference already paid another payout (an earlier batch or another system).", "Nothing was paid for this row. If it is a new payout, give it a new reference in a new sheet."],
+  BATCH_PAUSED: ["The batch is paused, so this row has not been sent (nothing was paid for it yet).", "Resume the batch to pay it, or cancel the batch if it should not be paid."],
   BATCH_CANCELED: ["The batch was canceled before this row was sent, so nothing was paid for it.", "Nothing to undo; to pay it after all, retry the row or submit it in a new sheet."],
   APPROVAL_REJECTED: ["An approver rejected the batch, so no row was paid.", "Read the approver's reason, fix the sheet and submit it again for approval."],
   APPROVAL_EXPIRED: ["Nobody approved the batch in time, so no row was paid.", "Submit the sheet again and ask an approver to decide."],

@@ -8,6 +8,7 @@
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { ApprovalStore, approvalsCell } from "../approvals/index.js";
+import { readStop, withPauseShown } from "../batch-control/index.js";
 import type { BatchRecord, BatchStore, RowRecord } from "../batches/index.js";
 import { ROW_CHUNK, staticRowNumber } from "../batches/index.js";
 import { PayoutsError } from "../errors/index.js";
@@ -81,7 +82,10 @@ export async function writeResultFile(
   // A batch that needed approval says who approved it (and when) on every line (docs/operating.md "Approvals").
   const approval = await new ApprovalStore(store.redis, { prefix: store.keys.prefix }).get(batchId);
   const approvals = approval ? approvalsCell(approval) : undefined;
-  const lines = resultTableRows(batch, rowsInSheetOrder(store, batchId), invalid, approvals);
+  // A paused batch says so on the rows it has not sent (a cancel shows on the rows themselves).
+  const { paused } = await readStop(store, batchId);
+  const rows = rowsInSheetOrder(store, batchId);
+  const lines = resultTableRows(batch, paused ? withPauseShown(rows, paused) : rows, invalid, approvals);
   // The first lines are read ahead to size the XLSX columns, then written first.
   const sample: TableRow[] = [];
   if (format === "xlsx") {

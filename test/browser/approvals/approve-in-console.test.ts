@@ -1,5 +1,5 @@
 /**
- * Done-when of issue 11, in a real browser (Debian's Chromium driven by playwright-core): with
+ * The approvals flow in a real browser (Debian's Chromium driven by playwright-core): with
  * APPROVAL_THRESHOLDS set, a sheet over the threshold dropped into the inbox waits; nothing is paid
  * until a second person (an approver, not the inbox that submitted it) approves it in the console;
  * then its rows are paid. Screenshots go to test/browser/screenshots/ (ignored by git).

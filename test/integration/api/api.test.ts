@@ -192,7 +192,7 @@ describe("a sheet from upload to result", () => {
   });
 
   it("reads an upload in a bounded thread: a file past every other limit is refused 422 and the server goes on", async () => {
-    // Limits loosened so that only the reading thread's heap bound can stop the read (issue 13, point 5).
+    // Limits loosened so that only the reading thread's heap bound can stop the read.
     configureSheetLimits({ maxInflateRatio: 1e9, maxRowChars: 1e9, maxCellChars: 1e9, readMaxMemoryMb: 16 });
     try {
       const file = path.join(dir, "endless-cell.xlsx");

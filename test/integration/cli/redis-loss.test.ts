@@ -1,5 +1,5 @@
 /**
- * Issue 13, point 7: a command that loses Redis (or never reaches it, or cannot reach the Payouts
+ * A command that loses Redis (or never reaches it, or cannot reach the Payouts
  * Service) ends with exit 2 and one clear line: no ioredis "Unhandled error event", no stack trace;
  * and `payouts submit` never reports a batch id that Redis did not keep. Real `payouts submit`
  * processes of the built CLI, a private redis-server killed and restarted under them, the sandbox.

@@ -108,7 +108,7 @@ describe("payouts validate", () => {
   });
 });
 
-// Issue 13 point 5: exit 2 with one clear line naming the file and the limit, no stack trace.
+// exit 2 with one clear line naming the file and the limit, no stack trace.
 describe("payouts validate on hostile files", () => {
   const limitNamed: Record<string, RegExp> = {
     "row-bomb.xlsx": /SHEET_MAX_INFLATE_RATIO/,

@@ -1,5 +1,5 @@
 /**
- * `payouts demo` stops in order on SIGINT and SIGTERM (issue 9, point 9), as a real process: the
+ * `payouts demo` stops in order on SIGINT and SIGTERM, as a real process: the
  * wait ends, its workers, server and sandbox stop, and the private redis-server it started is gone.
  */
 import { mkdtemp, rm } from "node:fs/promises";

@@ -1,5 +1,5 @@
 /**
- * Batches reach the queue a window at a time (src/batches/batch-feeder.ts; issue 9, point 6): a
+ * Batches reach the queue a window at a time (src/batches/batch-feeder.ts): a
  * batch larger than the window is paid exactly once per row while no more than the window's jobs
  * wait; a worker that stops after its jobs finished and before it topped the feed up, or is killed
  * (a real process), leaves a feed the next worker finishes; two workers feeding one batch pay no row

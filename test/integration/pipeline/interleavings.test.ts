@@ -1,5 +1,5 @@
 /**
- * The interleavings of issue 13 that paid a row twice, sent one key with two bodies, or marked a paid
+ * The interleavings that paid a row twice, sent one key with two bodies, or marked a paid
  * row `error`, each forced on purpose: a logging proxy between our client and the sandbox holds the
  * request the race needs, and two runs of one job are two processors with two job-lock tokens (what
  * BullMQ gives a stalled job's old and new worker). Real Redis, real sandbox over HTTP.
@@ -84,7 +84,7 @@ async function waitForPayment(externalId: string) {
 
 const isPost = (path: string) => (method: string, p: string) => method === "POST" && p === path;
 
-describe("issue 13: money safety under forced interleavings", () => {
+describe("money safety under forced interleavings", () => {
   it("a stalled FX run that wakes after another run paid stores no quote and sends no second body", async () => {
     const row = instruction({
       receivingAccountId: "acct_supplier_eur",

@@ -1,5 +1,5 @@
 /**
- * The shared, adaptive request rate (issue 9, point 7) against the sandbox's real request-rate limit:
+ * The shared, adaptive request rate against the sandbox's real request-rate limit:
  * two payment services (as two worker processes would) share one ceiling far above what the service
  * allows; the 429s bring the shared rate down near the service's rate, every row is paid exactly once,
  * and no Idempotency-Key is ever sent with another body.

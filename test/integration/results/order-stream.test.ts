@@ -1,6 +1,5 @@
 /**
- * Result files stream a batch in sheet order from its order list, a page at a time (issue 9, point
- * 4); a batch recorded without one (an older version) is still written in sheet order.
+ * Result files stream a batch in sheet order from its order list, a page at a time; a batch recorded without one (an older version) is still written in sheet order.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { submitBatch } from "../../../src/batches/index.js";

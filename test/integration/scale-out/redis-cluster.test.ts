@@ -1,5 +1,5 @@
 /**
- * Redis Cluster (issue 9, point 8b): a real 3-master cluster started here on loopback ports
+ * Redis Cluster: a real 3-master cluster started here on loopback ports
  * (`redis-server --cluster-enabled yes`, `redis-cli --cluster create`), and `payouts serve`,
  * `payouts webhook setup`, `payouts worker` and `payouts submit` as real processes pointed at it with
  * REDIS_CLUSTER_NODES. Every row is paid once, reconciled by webhook, the final result file is written,

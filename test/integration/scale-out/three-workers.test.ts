@@ -1,5 +1,5 @@
 /**
- * Scale out on BullMQ and Redis (issue 9, point 8a): three `payouts worker` processes on one Redis
+ * Scale out on BullMQ and Redis: three `payouts worker` processes on one Redis
  * pay one batch together, exactly once per row, and each stops cleanly.
  */
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";

@@ -1,5 +1,5 @@
 /**
- * The storm (issue 13, point 10; see storm-runner.ts): random sandbox faults, outages that leave rows
+ * The storm (see storm-runner.ts): random sandbox faults, outages that leave rows
  * in `error`, worker processes and the webhook server killed -9, a private Redis (AOF, as production
  * runs it) restarted several times, operator retries at random moments. Afterwards, against the
  * sandbox's ledger: exactly one live payment per row across all attempts, at the sheet's amount and

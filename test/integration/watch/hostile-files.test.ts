@@ -1,5 +1,5 @@
 /**
- * Hostile files dropped into the watched folder (issue 13 point 5): each ends in rejected/ with a note
+ * Hostile files dropped into the watched folder: each ends in rejected/ with a note
  * naming the limit, is never retried, and never stays in processing/; a file past every limit costs
  * only the thread reading it while this process (where payments run) goes on. Real files in a
  * temporary DATA_DIR, a real Redis, the sandbox over loopback.

@@ -1,6 +1,6 @@
 /**
  * Keeping a result file current costs a bounded share of a worker's time whatever the batch size
- * (issue 9, point 4): however long one write takes and however often rows change, the outbox waits
+ *: however long one write takes and however often rows change, the outbox waits
  * WRITE_SPACING times the last write's duration before the next, and still writes after the last
  * change. Fake timers stand in for slow writes, so nothing here depends on the machine's speed.
  */

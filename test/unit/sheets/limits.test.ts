@@ -1,5 +1,5 @@
 /**
- * Hostile files (issue 13 point 5): each is refused early, as the file's fault, with a message naming
+ * Hostile files: each is refused early, as the file's fault, with a message naming
  * the file, the limit's setting and what to do; never a stack, never gigabytes of memory.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";

@@ -401,7 +401,7 @@ describe("openSheet on XLSX written by exceljs", () => {
   });
 });
 
-describe("openSheet on number cells with a zero-padded format (issue 13 point 9)", () => {
+describe("openSheet on number cells with a zero-padded format", () => {
   it("reads ids and references as the sheet shows them (000123), amounts as numbers", async () => {
     const path = join(dir, "padded.xlsx");
     const workbook = new ExcelJS.Workbook();
