@@ -112,6 +112,11 @@ function windowQuery(batchId: string, window: CreationWindow) {
   };
 }
 
+/**
+ * The look runner: claims due batches, reads their payments a page at a time and applies them. Kept as
+ * one closure on purpose: the claim, the page reads and the marks left for the next look share the
+ * runner's in-flight state and its stop, which separate objects would have to pass back and forth.
+ */
 export function createLookRunner(options: LookRunnerOptions): LookRunner {
   const { store, index, client, processor, logger } = options;
   const quietMs = options.quietMs ?? DEFAULT_RECONCILE_DEBOUNCE_MS;

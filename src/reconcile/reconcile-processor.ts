@@ -116,6 +116,11 @@ function outcomeText(payment: Payment, target: string): { code: string; message:
 /** A row change refused because the row moved meanwhile is tried again with a fresh read, this often. */
 const MAX_REREADS = 2;
 
+/**
+ * Applies payments to their rows and finishes batches. Kept as one closure on purpose: every step
+ * (apply, re-read on a race, the hooks, the finish check) shares the store, the hooks and the
+ * coalescing of finish checks, and is reached only through the few functions it returns.
+ */
 export function createReconcileProcessor(options: ReconcileProcessorOptions) {
   const { store, client, logger } = options;
   const finishCheckDelayMs = options.finishCheckDelayMs ?? DEFAULT_FINISH_CHECK_DELAY_MS;

@@ -86,12 +86,17 @@ export function retryDelayMs(debounceMs: number, failures: number): number {
 export const DEFAULT_OUTBOX_DEBOUNCE_MS = 2000;
 
 /**
- * The wait before a batch's next write, in multiples of its last write's duration: at most 1/9 (11%) of the
- * time goes to rewriting a file that is still changing (it was 4, a fifth: bench:e2e measured 18-22% of
- * a worker's time in result writes). The final file is written at once when the batch finishes.
+ * The wait before a batch's next write, in multiples of its last write's duration: at most a ninth of
+ * the time goes to rewriting a file that is still changing, so rewrites never crowd out the payments
+ * (docs/performance.md). The final file is written at once when the batch finishes.
  */
 export const WRITE_SPACING = 8;
 
+/**
+ * The outbox. Kept as one closure on purpose: the timers, the writes in flight and the retries of a
+ * failed write are per batch and shared by markDirty, writeNow, flush and close, which must see the
+ * same state to never write one file twice at once.
+ */
 export function createResultOutbox(options: ResultOutboxOptions): ResultOutbox {
   const debounceMs = options.debounceMs ?? DEFAULT_OUTBOX_DEBOUNCE_MS;
   const files = options.files ?? createResultFiles({ store: options.store, dataDir: options.dataDir });

@@ -218,7 +218,8 @@ async function batchRowsToPlan(store: BatchStore, batchId: string) {
  * it is neither changed nor retryable the second time).
  *
  * One pass: read the dropped file, match it to its batch, plan (pure, in result-file-plan.ts), then
- * apply each decision.
+ * apply each decision. Kept as one function on purpose: the report written beside the file must list
+ * every row's decision in one place, in the order they were applied.
  */
 export async function retryFromResultFile(
   options: ResultFileRetryOptions,

@@ -45,6 +45,10 @@ export interface HttpServerOptions {
   trustProxy?: boolean;
 }
 
+/**
+ * The Fastify server of `payouts serve`. Kept as one function on purpose: the order of hooks, error
+ * handlers and plugin registrations is what Fastify applies, and reads best where it is declared.
+ */
 export async function createHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
   const metrics = options.metrics ?? new ServerMetrics();
   const app = Fastify({

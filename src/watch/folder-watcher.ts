@@ -56,6 +56,11 @@ export interface FolderWatcher {
   stop(): Promise<void>;
 }
 
+/**
+ * Watches one folder. Kept as one closure on purpose: the folder's change events, the rescans, the
+ * stability pass and the sheets in hand share one queue and one stop, which must agree on what is
+ * being taken so that no file is taken twice.
+ */
 export function startFolderWatcher(options: FolderWatcherOptions): FolderWatcher {
   const { intake } = options;
   const folder = path.resolve(options.folder ?? intake.folders.inbox);
