@@ -6,6 +6,7 @@
  */
 
 import { PayoutsError } from "../errors/index.js";
+import type { LogSink } from "../logging/index.js";
 import type { ApprovalAudit } from "./audit.js";
 import { EXPIRY_ACTOR } from "./audit.js";
 import { isSystemIdentity } from "./rules.js";
@@ -14,7 +15,7 @@ import type { ApprovalRecord } from "./types.js";
 
 export interface DecisionContext extends SettleContext {
   audit?: ApprovalAudit | undefined;
-  logger?: { warn(obj: object, msg: string): void } | undefined;
+  logger?: LogSink | undefined;
 }
 
 export interface Decider {

@@ -11,6 +11,7 @@ import { lstat, open, readdir, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Writable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
+import type { LogSink } from "../logging/index.js";
 
 /** Streams the content into `out`. It may end `out` itself; if it does not, it is ended for it. */
 export type StreamProducer = (out: Writable) => Promise<void>;
@@ -158,12 +159,6 @@ export async function removeStaleTempFiles(dir: string, olderThanMs = 60 * 60 * 
   return removed;
 }
 
-/** Where a patient write reports its failed tries. */
-export interface WriteLogger {
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
 /**
  * `writeFileAtomic`, tried again while it fails (a disk that fills for a moment): `tries` times in all,
  * waiting `firstDelayMs`, then twice as long each time. Each failure is logged at warn; if the last try
@@ -173,7 +168,7 @@ export interface WriteLogger {
 export async function writeFileAtomicPatiently(
   target: string,
   text: string,
-  options: { logger?: WriteLogger | undefined; tries?: number; firstDelayMs?: number } = {},
+  options: { logger?: LogSink | undefined; tries?: number; firstDelayMs?: number } = {},
 ): Promise<void> {
   const tries = options.tries ?? 6;
   for (let attempt = 1; ; attempt++) {

@@ -6,7 +6,6 @@ export {
   type AtomicWriteOptions,
   removeStaleTempFiles,
   type StreamProducer,
-  type WriteLogger,
   writeFileAtomic,
   writeFileAtomicPatiently,
 } from "./atomic-write.js";

@@ -3,6 +3,7 @@ export {
   createLogger,
   type Logger,
   type LogLevel,
+  type LogSink,
   REDACT_PATHS,
 } from "./logger.js";
 export { REDACTED, redactSecrets, redactSecretsDeep } from "./redact-secrets.js";

@@ -3,6 +3,17 @@ import { REDACTED } from "./redact-secrets.js";
 
 export type { Logger } from "pino";
 
+/**
+ * What a module needs of a logger, the one logger type every module takes: pino's Logger is one, and a
+ * test passes a small recorder. `debug` may be absent (a recorder that keeps only what matters).
+ */
+export interface LogSink {
+  debug?(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 
 export interface CreateLoggerOptions {

@@ -5,6 +5,7 @@
  */
 import type { ApprovalRecord } from "../approvals/index.js";
 import type { BatchProgress, BatchStore } from "../batches/index.js";
+import type { LogSink } from "../logging/index.js";
 import { formatMinor } from "../money/index.js";
 import { defaultResultPath, type ResultOutbox } from "../results/index.js";
 import {
@@ -105,7 +106,7 @@ export interface BatchFinishedHandlerOptions {
   dataDir: string;
   /** NOTIFY_URL and the signing secret; without them only the final result file is written. */
   notify?: { url: string; secret: string } | undefined;
-  logger?: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
+  logger?: LogSink;
   /** The batch's approval record, if it needed one (src/approvals), for the summary. */
   approvalOf?: ((batchId: string) => Promise<ApprovalRecord | undefined>) | undefined;
   /**

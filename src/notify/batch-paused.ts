@@ -5,12 +5,13 @@
  */
 import type { AuditTrail } from "../audit/index.js";
 import type { BatchPausedEvent } from "../batch-control/index.js";
+import type { LogSink } from "../logging/index.js";
 import { type NotifyOptions, sendNotification } from "./send-notification.js";
 
 export interface BatchPausedHandlerOptions {
   notify: NotifyOptions | undefined;
   audit: AuditTrail | undefined;
-  logger: { error(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
+  logger: LogSink;
 }
 
 /** What `batch.paused` carries. */

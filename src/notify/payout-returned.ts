@@ -7,6 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { BatchStore } from "../batches/index.js";
+import type { LogSink } from "../logging/index.js";
 import { formatMinor } from "../money/index.js";
 import { type NotifyOptions, sendNotification } from "./send-notification.js";
 
@@ -41,7 +42,7 @@ export interface ReturnedRowInfo {
 export interface PayoutReturnedHandlerOptions {
   store: BatchStore;
   notify?: NotifyOptions | undefined;
-  logger?: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
+  logger?: LogSink;
 }
 
 /** The event for a returned row, from its record. Undefined when the row is gone. */

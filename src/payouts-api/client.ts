@@ -6,7 +6,8 @@
 import { randomUUID } from "node:crypto";
 import { Agent, type Dispatcher } from "undici";
 import { packageVersion } from "../assets/index.js";
-import { type ClientLogger, createRequester, type RequestHooks } from "./request.js";
+import type { LogSink } from "../logging/index.js";
+import { createRequester, type RequestHooks } from "./request.js";
 import { accountLinksResource } from "./resources/account-links.js";
 import { accountsResource } from "./resources/accounts.js";
 import { attachmentsResource } from "./resources/attachments.js";
@@ -31,7 +32,7 @@ export interface PayoutsClientOptions {
   /** Retry settings; missing fields use {@link DEFAULT_RETRY_OPTIONS}. `{ maxAttempts: 1 }` disables. */
   retry?: Partial<RetryOptions>;
   /** Receives one `debug` line per try (method, path, status, attempt, duration). */
-  logger?: ClientLogger;
+  logger?: LogSink;
   /** Hooks per try, e.g. for metrics. */
   hooks?: RequestHooks;
   /** `User-Agent` header. Default `payouts/<version> node/<version>`. */

@@ -26,7 +26,7 @@ export {
 } from "./errors.js";
 export { pages, paginate } from "./pagination.js";
 export { type ListQuery, toQueryString } from "./query.js";
-export type { AttemptInfo, ClientLogger, HttpMethod, RequestHooks } from "./request.js";
+export type { AttemptInfo, HttpMethod, RequestHooks } from "./request.js";
 export type { PaymentCreateOptions } from "./resources/payments.js";
 export type { ReadOptions, WriteOptions } from "./resources/resource-context.js";
 export {

@@ -7,6 +7,7 @@ import { setMaxListeners } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Dispatcher, request } from "undici";
 import type { z } from "zod";
+import type { LogSink } from "../logging/index.js";
 import {
   connectionErrorFrom,
   errorFromResponse,
@@ -38,11 +39,6 @@ export interface AttemptInfo {
   retryInMs?: number;
 }
 
-/** The part of a pino logger the client uses (any logger with `debug(obj, msg)` fits). */
-export interface ClientLogger {
-  debug(obj: object, msg?: string): void;
-}
-
 export interface RequestHooks {
   /** Called before each try is sent. */
   onRequest?(info: Pick<AttemptInfo, "method" | "path" | "attempt">): void;
@@ -58,7 +54,7 @@ export interface RequesterConfig {
   retry: RetryOptions;
   userAgent: string;
   dispatcher: Dispatcher;
-  logger?: ClientLogger | undefined;
+  logger?: LogSink | undefined;
   hooks?: RequestHooks | undefined;
   /** Random source of the backoff jitter, [0, 1). Tests pass a fixed one. */
   random?: (() => number) | undefined;
@@ -247,7 +243,7 @@ export function createRequester(config: RequesterConfig): Requester {
 
   function report(info: AttemptInfo): void {
     config.hooks?.onResponse?.(info);
-    config.logger?.debug(info, "payouts api request");
+    config.logger?.debug?.(info, "payouts api request");
   }
 
   return {

@@ -7,7 +7,8 @@
  * that any worker's next tick carries on, and a worker starting up feeds at once.
  */
 import type { BatchFeeder } from "../batches/index.js";
-import type { PaymentWorkerLogger } from "./payment-worker.js";
+import type { LogSink } from "../logging/index.js";
+import type {} from "./payment-worker.js";
 
 /** How often every worker tops the feeds up whatever happened: the longest a feed can stand still. */
 export const FEED_TICK_MS = 2_000;
@@ -26,7 +27,7 @@ export interface FeedLoop {
 
 export function startFeedLoop(
   feeder: BatchFeeder,
-  options: { tickMs?: number; logger?: PaymentWorkerLogger | undefined } = {},
+  options: { tickMs?: number; logger?: LogSink | undefined } = {},
 ): FeedLoop {
   let running: Promise<void> | undefined;
   let again = false;

@@ -25,7 +25,6 @@ export {
   closeWorkerWithin,
   createPaymentWorker,
   isJobGivenUp,
-  type PaymentWorkerLogger,
   type PaymentWorkerOptions,
 } from "./payment-worker.js";
 export {

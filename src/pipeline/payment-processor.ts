@@ -41,6 +41,7 @@ import {
   type StoredFxQuote,
 } from "../batches/index.js";
 import { PayoutsError } from "../errors/index.js";
+import type { LogSink } from "../logging/index.js";
 import {
   classifyFailure,
   endsRowOnLastTry,
@@ -121,11 +122,7 @@ export interface PaymentProcessorOptions {
    * paused process would). Never set in production.
    */
   beforeSend?: (row: RowRecord) => Promise<void>;
-  logger?: {
-    warn(obj: object, msg?: string): void;
-    error?(obj: object, msg?: string): void;
-    debug?(obj: object, msg?: string): void;
-  };
+  logger?: LogSink;
 }
 
 /** Conditional writes lost to another run before this one re-reads the row and gives up the try. */

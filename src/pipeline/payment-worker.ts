@@ -7,16 +7,11 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { DelayedError, type Job, UnrecoverableError, Worker } from "bullmq";
+import type { LogSink } from "../logging/index.js";
 import { isRateLimited } from "../payouts-api/index.js";
 import type { RedisClient } from "../redis/index.js";
 import { HandBackError, type PaymentProcessor, type ProcessResult } from "./payment-processor.js";
 import { bullPrefix, PAYMENT_JOBS_KEPT, PAYMENT_QUEUE_NAME, type PaymentJobData } from "./payment-queue.js";
-
-export interface PaymentWorkerLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
 
 export interface PaymentWorkerOptions {
   /** A connection with `maxRetriesPerRequest: null` (BullMQ requires it). Not closed by the worker. */
@@ -38,7 +33,7 @@ export interface PaymentWorkerOptions {
   defaultRateLimitWaitMs?: number;
   /** How long a job handed back at shutdown waits before it may run again. Default 1000 ms. */
   handBackDelayMs?: number;
-  logger?: PaymentWorkerLogger;
+  logger?: LogSink;
 }
 
 /**

@@ -26,6 +26,7 @@ import {
 } from "../batches/index.js";
 import { loadApprovalPolicy, loadFeedWindow } from "../config/index.js";
 import { PayoutsError } from "../errors/index.js";
+import type { LogSink } from "../logging/index.js";
 import {
   createPayoutsClient,
   DEFAULT_JOB_RETRY_SETTINGS,
@@ -39,7 +40,7 @@ import { checkLayoutVersion, connectRedis, type RedisClient } from "../redis/ind
 import { startFeedLoop } from "./feed-loop.js";
 import { createPaymentProcessor, type PaymentProcessor, type ProcessResult } from "./payment-processor.js";
 import { createPaymentQueue, type PaymentJobData, paymentQueueEnqueuer } from "./payment-queue.js";
-import { closeWorkerWithin, createPaymentWorker, type PaymentWorkerLogger } from "./payment-worker.js";
+import { closeWorkerWithin, createPaymentWorker } from "./payment-worker.js";
 
 /**
  * True for the errors a Redis connection gives when Redis is unreachable or went away mid-way (as
@@ -230,10 +231,7 @@ async function confirmKept(store: BatchStore, result: SubmitBatchResult): Promis
  * BullMQ and the row records need Redis never to evict keys (`maxmemory-policy noeviction`): an
  * evicted row or job would silently drop a payment. Managed services may refuse CONFIG; then say nothing.
  */
-async function warnUnlessNoEviction(
-  redis: RedisClient,
-  logger: PaymentWorkerLogger | undefined,
-): Promise<void> {
+async function warnUnlessNoEviction(redis: RedisClient, logger: LogSink | undefined): Promise<void> {
   try {
     const [, policy] = (await redis.config("GET", "maxmemory-policy")) as [string, string];
     if (policy && policy !== "noeviction") {
@@ -255,7 +253,7 @@ export interface PaymentServiceOptions extends PipelineSettings {
   lockDurationMs?: number;
   stalledIntervalMs?: number;
   quoteSafetyMs?: number;
-  logger?: PaymentWorkerLogger;
+  logger?: LogSink;
   /** The circuit breaker (src/batch-control): its settings and what to do when it pauses a batch. */
   breaker?: { settings: BreakerSettings; onTrip: (event: BatchPausedEvent) => Promise<void> };
 }
@@ -282,7 +280,7 @@ export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 function withBreaker(
   processor: PaymentProcessor,
   breaker: Breaker | undefined,
-  logger: PaymentWorkerLogger | undefined,
+  logger: LogSink | undefined,
 ): PaymentProcessor {
   if (!breaker) return processor;
   return {

@@ -31,7 +31,6 @@ export {
   createReconcileProcessor,
   PAYMENT_RETURNED,
   type ReconcileHooks,
-  type ReconcileLogger,
   type ReconcileProcessor,
   type ReconcileProcessorOptions,
   type ReconcileResult,

@@ -8,6 +8,7 @@
  * Every read goes through the client, so through the rate shared by all workers.
  */
 import type { BatchStore } from "../batches/index.js";
+import type { LogSink } from "../logging/index.js";
 import type { PayoutsClient } from "../payouts-api/index.js";
 import { type Claim, type DueMark, LOOSE_BATCH, type LookIndex } from "./look-index.js";
 import {
@@ -18,7 +19,7 @@ import {
   planLook,
   secondsToCount,
 } from "./look-plan.js";
-import type { ReconcileLogger, ReconcileProcessor } from "./reconcile-processor.js";
+import type { ReconcileProcessor } from "./reconcile-processor.js";
 
 /**
  * How long a row's marks must have been quiet (no new delivery) before its look: a payment's created,
@@ -44,7 +45,7 @@ export interface LookRunnerOptions {
   index: LookIndex;
   client: PayoutsClient;
   processor: Pick<ReconcileProcessor, "applyPayments" | "reconcilePayment">;
-  logger?: ReconcileLogger | undefined;
+  logger?: LogSink | undefined;
   /** Quiet time before a mark is looked at. Default {@link DEFAULT_RECONCILE_DEBOUNCE_MS}. */
   quietMs?: number;
   /** Quiet time in a batch with no row left to send. Default {@link DEFAULT_DRAINING_QUIET_MS}. */

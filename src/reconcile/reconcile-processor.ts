@@ -19,15 +19,10 @@ import {
   type RowHead,
   rowStateFollowing,
 } from "../batches/index.js";
+import type { LogSink } from "../logging/index.js";
 import { PayoutsApiNotFoundError, type PayoutsClient } from "../payouts-api/index.js";
 import { METADATA_VALUE_MAX, type Payment } from "../payouts-api/wire-types.js";
 import { rowMetadataValue } from "../row-identity/index.js";
-
-export interface ReconcileLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
 
 /** A row whose completed payment the service now reports failed or canceled (it became `returned`). */
 export interface ReturnedRow {
@@ -54,7 +49,7 @@ export interface ReconcileHooks {
 export interface ReconcileProcessorOptions extends ReconcileHooks {
   store: BatchStore;
   client: PayoutsClient;
-  logger?: ReconcileLogger;
+  logger?: LogSink;
   now?: () => number;
   /**
    * How long a batch's "is every row final?" check waits after a row turned final, gathering the

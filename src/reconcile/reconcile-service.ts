@@ -7,6 +7,7 @@
 import type { Worker as BullWorker, Job, Queue } from "bullmq";
 import { Worker } from "bullmq";
 import { BatchStore, DEFAULT_KEY_PREFIX } from "../batches/index.js";
+import type { LogSink } from "../logging/index.js";
 import type { PayoutsClient } from "../payouts-api/index.js";
 import { bullPrefix, closeWorkerWithin, connectRedis, DEFAULT_SHUTDOWN_GRACE_MS } from "../pipeline/index.js";
 import { LookIndex } from "./look-index.js";
@@ -14,7 +15,6 @@ import { createLookRunner, DEFAULT_RECONCILE_DEBOUNCE_MS, type LookRunner } from
 import {
   createReconcileProcessor,
   type ReconcileHooks,
-  type ReconcileLogger,
   type ReconcileProcessor,
 } from "./reconcile-processor.js";
 import {
@@ -55,7 +55,7 @@ export interface ReconcileServiceOptions extends ReconcileHooks {
   watchForMs?: number;
   /** How often a watched batch is looked at. Default {@link DEFAULT_WATCH_EVERY_MS}. */
   watchEveryMs?: number;
-  logger?: ReconcileLogger;
+  logger?: LogSink;
 }
 
 export interface ReconcileService {

@@ -12,6 +12,7 @@
 import path from "node:path";
 import type { BatchStore } from "../batches/index.js";
 import { removeStaleTempFiles } from "../files/index.js";
+import type { LogSink } from "../logging/index.js";
 import { createResultFiles, type ResultFiles } from "./result-files.js";
 import { UnknownBatchError, type WrittenResult } from "./write-result.js";
 
@@ -34,14 +35,7 @@ export interface ResultOutboxOptions {
    * Each write is logged at info with its rows and duration (what bench:e2e adds up); a failed one at
    * warn, and at error once it failed {@link WARN_FAILURES} times in a row.
    */
-  logger?: OutboxLogger;
-}
-
-/** The subset of a pino logger the outbox writes to. */
-export interface OutboxLogger {
-  info(obj: object, msg?: string): void;
-  warn?(obj: object, msg?: string): void;
-  error?(obj: object, msg?: string): void;
+  logger?: LogSink;
 }
 
 export interface ResultOutbox {

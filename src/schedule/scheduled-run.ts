@@ -9,11 +9,11 @@ import { readdir } from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
 import { writeFileAtomicPatiently } from "../files/index.js";
+import type { LogSink } from "../logging/index.js";
 import {
   classifyFileName,
   DEFAULT_STABLE_MS,
   DEFAULT_WATCH_CONCURRENCY,
-  type IntakeLogger,
   lookAtFiles,
   type SheetIntake,
   type SheetIntakeOutcome,
@@ -26,7 +26,7 @@ export interface ScheduledRunOptions {
   stableMs?: number;
   /** Sheets taken at once. Default DEFAULT_WATCH_CONCURRENCY. */
   concurrency?: number;
-  logger?: IntakeLogger;
+  logger?: LogSink;
   now?: () => Date;
 }
 

@@ -14,6 +14,7 @@ import { ApiError, errorBody } from "../api/api-error.js";
 import { type ApiContext, registerApi } from "../api/index.js";
 import { allow, registerAuth } from "../auth/index.js";
 import { httpStatusOf, PayoutsError } from "../errors/index.js";
+import type { LogSink } from "../logging/index.js";
 import { BATCH_ID_PATTERN } from "../row-identity/index.js";
 import { registerConsolePages } from "./console-pages.js";
 import { type HealthCheck, runHealthChecks } from "./health.js";
@@ -21,7 +22,7 @@ import { ServerMetrics } from "./metrics.js";
 import { registerQueueView } from "./queue-view.js";
 import { type ResultFileSource, type ResultFormat, sendResultFile } from "./result-download.js";
 import { registerSecurityHeaders } from "./security-headers.js";
-import type { ReceiverLogger, WebhookReceiver } from "./webhook-receiver.js";
+import type { WebhookReceiver } from "./webhook-receiver.js";
 import { registerWebhookRoute } from "./webhook-route.js";
 
 export const WEBHOOK_PATH = "/webhooks/payouts";
@@ -38,7 +39,7 @@ export interface HttpServerOptions {
   /** Limit of a webhook delivery's body. */
   bodyLimitBytes?: number;
   metrics?: ServerMetrics;
-  logger?: ReceiverLogger;
+  logger?: LogSink;
   /** Users, audit, batches: the console and /api/v1. Required for every authenticated route. */
   api: ApiContext;
   /** Trust X-Forwarded-* from a proxy in front (then cookies are Secure behind https). Default false. */

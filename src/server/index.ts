@@ -15,7 +15,6 @@ export {
   createWebhookReceiver,
   DEFAULT_DEDUPE_TTL_SECONDS,
   type ReceiverAnswer,
-  type ReceiverLogger,
   type WebhookReceiver,
   type WebhookReceiverOptions,
 } from "./webhook-receiver.js";

@@ -11,6 +11,7 @@ import type { ApprovalPolicy } from "../approvals/index.js";
 import { AuditTrail } from "../audit/index.js";
 import { AuthStore } from "../auth/index.js";
 import { DEFAULT_KEY_PREFIX } from "../batches/index.js";
+import type { LogSink } from "../logging/index.js";
 import { registerStateGauges } from "../metrics/index.js";
 import type { PayoutsClient } from "../payouts-api/index.js";
 import { connectRedis, openPipeline } from "../pipeline/index.js";
@@ -21,7 +22,7 @@ import type { UploadKeep } from "../uploads/index.js";
 import { createHttpServer, listen, type RunningHttpServer } from "./http-server.js";
 import { ServerMetrics } from "./metrics.js";
 import type { ResultFileSource } from "./result-download.js";
-import { createWebhookReceiver, type ReceiverLogger } from "./webhook-receiver.js";
+import { createWebhookReceiver } from "./webhook-receiver.js";
 
 export interface ServerOptions {
   redisUrl: string;
@@ -40,7 +41,7 @@ export interface ServerOptions {
   resultFile?: ResultFileSource;
   bodyLimitBytes?: number;
   dedupeTtlSeconds?: number;
-  logger?: ReceiverLogger;
+  logger?: LogSink;
   /** DATA_DIR: uploads go to `<dataDir>/uploads/`, submitted sheets to `<dataDir>/archive/`. Default ./data. */
   dataDir?: string;
   /** PAYOUTS_ENTITY_ID for submitted batches. Default `me`. */

@@ -12,6 +12,7 @@
  */
 
 import { PayoutsError } from "../errors/index.js";
+import type { LogSink } from "../logging/index.js";
 import type { LookRequest, ReconcileEnqueuer } from "../reconcile/index.js";
 import { gatherCalls, type RedisClient } from "../redis/index.js";
 import {
@@ -33,13 +34,6 @@ export const DEFAULT_GATHER_MS = 4;
 /** Seven days, the brief's minimum; the service's retry window is not shown, so err long. */
 export const DEFAULT_DEDUPE_TTL_SECONDS = 7 * 24 * 3600;
 
-export interface ReceiverLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-  debug?(obj: object, msg?: string): void;
-}
-
 export interface WebhookReceiverOptions {
   /** The signing secret (PAYOUTS_WEBHOOK_SECRET, default the API key). Never logged. */
   secret: string;
@@ -56,7 +50,7 @@ export interface WebhookReceiverOptions {
    * retry later instead of holding its connection open. Default 3000 ms.
    */
   storeTimeoutMs?: number;
-  logger?: ReceiverLogger;
+  logger?: LogSink;
 }
 
 export interface ReceiverAnswer {

@@ -20,8 +20,9 @@ import { type FSWatcher, watch } from "node:fs";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
+import type { LogSink } from "../logging/index.js";
 import { classifyFileName } from "./file-rules.js";
-import type { IntakeLogger, SheetIntake, SheetIntakeOutcome } from "./sheet-intake.js";
+import type { SheetIntake, SheetIntakeOutcome } from "./sheet-intake.js";
 import { DEFAULT_STABLE_MS, lookAtFiles } from "./stability.js";
 
 /** Default time between two rescans of the folder. */
@@ -43,7 +44,7 @@ export interface FolderWatcherOptions {
   rescanMs?: number;
   /** Sheets taken at once. Default {@link DEFAULT_WATCH_CONCURRENCY}. */
   concurrency?: number;
-  logger?: IntakeLogger;
+  logger?: LogSink;
   /** Called with every outcome other than `ignored` (tests, metrics). */
   onOutcome?: (outcome: SheetIntakeOutcome) => void;
 }

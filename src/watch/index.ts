@@ -20,7 +20,6 @@ export { type DataFolders, dataFolders, ensureFolders } from "./folders.js";
 export {
   createSheetIntake,
   DEFAULT_LEASE_MS,
-  type IntakeLogger,
   type SheetIntake,
   type SheetIntakeOptions,
   type SheetIntakeOutcome,

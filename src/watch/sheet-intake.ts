@@ -29,6 +29,7 @@ import { SYSTEM_IDENTITIES } from "../approvals/index.js";
 import { writeFileAtomicPatiently } from "../files/index.js";
 import { inboxCaller, passGate, scheduleCaller } from "../gate/index.js";
 import type { IntakeApi } from "../intake/index.js";
+import type { LogSink } from "../logging/index.js";
 import { openPipeline, type Pipeline, type PipelineSettings } from "../pipeline/index.js";
 import type { ResultFileRetryOutcome } from "../retries/index.js";
 import { readSheetIsolated, SheetReadAborted, SheetReadError } from "../sheets/index.js";
@@ -58,20 +59,13 @@ function needsIsolatedRead(name: string, size: number): boolean {
 /** A sheet untouched this long in processing/ is considered abandoned and is resumed. */
 export const DEFAULT_LEASE_MS = 60_000;
 
-/** The subset of a pino logger the intake writes to. */
-export interface IntakeLogger {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
-
 export interface SheetIntakeOptions {
   /** DATA_DIR. */
   dataDir: string;
   api: IntakeApi;
   pipeline: PipelineSettings;
   entityId: string;
-  logger?: IntakeLogger;
+  logger?: LogSink;
   /** See {@link DEFAULT_LEASE_MS}. The lease is refreshed every third of it. */
   leaseMs?: number;
 }
@@ -158,7 +152,7 @@ interface Intake {
   pipeline: Pipeline;
   folders: DataFolders;
   claims: Claims;
-  log: IntakeLogger | undefined;
+  log: LogSink | undefined;
   /** Aborted by `stop()`: ends the sheet reading in hand. */
   stopping: AbortController;
 }

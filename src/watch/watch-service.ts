@@ -2,14 +2,11 @@
  * The watched folder as a service (`payouts watch`, and part of `payouts worker`): an API client for
  * validation, the shared sheet intake, and the folder watcher over DATA_DIR/inbox/.
  */
+
+import type { LogSink } from "../logging/index.js";
 import { createPayoutsClient, type PayoutsClient } from "../payouts-api/index.js";
 import { startFolderWatcher } from "./folder-watcher.js";
-import {
-  createSheetIntake,
-  type IntakeLogger,
-  type SheetIntake,
-  type SheetIntakeOutcome,
-} from "./sheet-intake.js";
+import { createSheetIntake, type SheetIntake, type SheetIntakeOutcome } from "./sheet-intake.js";
 
 /** How the intake reaches the API and the pipeline; what both the watcher and the nightly run need. */
 export interface IntakeConnection {
@@ -22,7 +19,7 @@ export interface IntakeConnection {
   redisUrl: string;
   /** Key prefix of the pipeline's data in Redis (default `payouts`). */
   prefix?: string;
-  logger?: IntakeLogger;
+  logger?: LogSink;
   /** See DEFAULT_LEASE_MS in sheet-intake.ts. */
   leaseMs?: number;
 }

@@ -6,6 +6,7 @@
  */
 import { Queue, Worker } from "bullmq";
 import { AuditTrail } from "../../audit/index.js";
+import type { LogSink } from "../../logging/index.js";
 import { type NotifyOptions, sendBatchFinished } from "../../notify/index.js";
 import {
   bullPrefix,
@@ -33,7 +34,7 @@ export interface ApprovalServiceOptions extends PipelineSettings {
   /** Where expiries are recorded; default the audit trail in Redis under the same prefix. */
   audit?: ApprovalAudit | undefined;
   onSettled?: ((batchId: string, result: SettleResult) => void) | undefined;
-  logger?: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void } | undefined;
+  logger?: LogSink | undefined;
   /** Clock (tests). */
   now?: (() => Date) | undefined;
 }

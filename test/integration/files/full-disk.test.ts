@@ -79,7 +79,7 @@ describe.skipIf(unavailable !== undefined)(`writing on a full disk${skipNote}`, 
     const target = path.join(disk.dir, "note.txt");
     const writing = writeFileAtomicPatiently(target, "why the sheet was refused\n", {
       firstDelayMs: 100,
-      logger: { warn: (o) => warnings.push(o), error: (o) => warnings.push(o) },
+      logger: { info: () => {}, warn: (o) => warnings.push(o), error: (o) => warnings.push(o) },
     });
     await until("a failed try", async () => (warnings.length > 0 ? true : undefined));
     await disk.free();
