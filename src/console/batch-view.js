@@ -730,7 +730,13 @@ async function load(id) {
   view.batch = b;
   view.approval = approval;
   $("batch-header").replaceWith(header(b));
-  $("stop-controls").replaceWith(stopControls(b, () => load(id)));
+  // A pause, resume or cancel changes rows at once (canceled, queued again): the table shows it too.
+  $("stop-controls").replaceWith(
+    stopControls(b, async () => {
+      await load(id);
+      await loadRows(currentRoute().query);
+    }),
+  );
   $("approval-card").replaceWith(approvalCard(b, approval));
   $("progress-card").replaceWith(progressCard(b));
   showLedger();
