@@ -98,7 +98,7 @@ export function correctRowForm(batchId, r, onDone) {
       el("input", {
         id: "correct-delivery",
         name: "delivery",
-        size: "20",
+        size: "30",
         placeholder: "unchanged (e.g. same-day-ach)",
       }),
     ),
