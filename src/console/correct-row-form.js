@@ -56,7 +56,9 @@ export function correctRowForm(batchId, r, onDone) {
             changed.length ? el("div", { class: "muted" }, `Changed: ${changed.join("; ")}`) : null,
           );
           say(
-            answer.outcome === "refused" ? answer.detail : `Row ${r.row}: ${answer.outcome}.`,
+            answer.outcome === "refused"
+              ? answer.detail
+              : `Row ${r.row}: ${answer.outcome === "held" ? "held for approval" : answer.outcome}.`,
             answer.outcome === "refused",
           );
           if (answer.outcome !== "refused") await onDone?.();

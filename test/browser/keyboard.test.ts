@@ -141,7 +141,7 @@ describe("the console by keyboard only", () => {
     expect(await page.locator("#allow-possible-duplicates").isChecked()).toBe(false);
 
     // Submit, and confirm in the dialog (its first control has the focus).
-    await tabTo(page, "#submit-reject", { back: true });
+    await tabTo(page, "#submit-reject");
     await page.keyboard.press("Enter");
     await focusOn("dialog button[value=yes]");
     await page.keyboard.press("Enter");
