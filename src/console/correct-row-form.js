@@ -40,19 +40,21 @@ export function correctRowForm(batchId, r, onDone) {
           const changed = answer.changes.map(
             (c) => `${c.field} ${c.old || "(blank)"} → ${c.new || "(blank)"}`,
           );
+          const label =
+            answer.outcome === "held"
+              ? "Held for approval"
+              : answer.outcome === "retried"
+                ? "Retried"
+                : answer.outcome === "refused"
+                  ? "Refused"
+                  : "Left alone";
+          // The detail often opens with the outcome's own words: say them once.
+          const detail = answer.detail.toLowerCase().startsWith(label.toLowerCase())
+            ? answer.detail.slice(label.length)
+            : `: ${answer.detail}`;
           result.replaceChildren(
-            el(
-              "strong",
-              {},
-              answer.outcome === "held"
-                ? "Held for approval"
-                : answer.outcome === "retried"
-                  ? "Retried"
-                  : answer.outcome === "refused"
-                    ? "Refused"
-                    : "Left alone",
-            ),
-            `: ${answer.detail}`,
+            el("strong", {}, label),
+            detail,
             changed.length ? el("div", { class: "muted" }, `Changed: ${changed.join("; ")}`) : null,
           );
           say(

@@ -233,10 +233,10 @@ describe("the operator's day at 30 rows", () => {
     await page.locator("#correct-form").waitFor();
     await page.getByLabel("New amount").fill("112.00");
     await accessible("the correct-and-retry form");
-    await page.locator("#correct-form").screenshot({ path: path.join(SHOTS, "small-correct-row.png") });
     await page.getByRole("button", { name: "Correct and retry" }).click();
     await expect.poll(() => text("#correct-result")).toContain("Held for approval");
     expect(await text("#correct-result")).toContain("amount 112.13 → 112.00");
+    await page.locator("#correct-form").screenshot({ path: path.join(SHOTS, "small-correct-row.png") });
     await accessible("a correction held for approval");
     await shot("10-correct-1-held");
     await page.getByRole("button", { name: "Log out" }).click();
