@@ -247,10 +247,10 @@ describe("the operator's day at 30 rows", () => {
     await accessible("a correction round waiting for approval");
     await shot("10-correct-2-to-approve");
     await page.locator("#approve").click();
-    await page
-      .getByRole("dialog")
-      .getByRole("button", { name: /^Approve/ })
-      .click();
+    await expect.poll(() => text("dialog")).toContain("Row 13, by sam: amount 112.13 → 112.00");
+    await accessible("the confirmation of a correction round");
+    await shot("10-correct-3-approve-confirm");
+    await page.getByRole("dialog").getByRole("button", { name: "Approve the corrections" }).click();
     await expect.poll(() => page.locator("#status").textContent()).toContain("Approved");
     await expect
       .poll(
@@ -265,7 +265,7 @@ describe("the operator's day at 30 rows", () => {
     await page.goto(`${batchUrl}/rows/13`);
     await expect.poll(() => text("#row-detail")).toContain("(attempt 2)");
     await expect.poll(() => text("#row-detail")).toContain("completed");
-    await shot("10-correct-3-paid");
+    await shot("10-correct-4-paid");
     await page.goto(batchUrl);
     // Every row paid now: the money moved from failed to paid (the total is the corrected amounts').
     await expect
