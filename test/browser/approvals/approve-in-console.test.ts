@@ -60,7 +60,8 @@ describe("a sheet over the threshold dropped into the inbox", () => {
       [
         "reference,from_account,to_account,amount,currency,delivery",
         "APRB-1,ops-checking,vendor-ach,600.00,USD,standard-ach",
-        "APRB-2,ops-checking,vendor-ach,600.00,USD,standard-ach",
+        // Not the same payee and amount twice: that is a possible duplicate, which the inbox refuses.
+        "APRB-2,ops-checking,vendor-ach,650.00,USD,standard-ach",
       ].join("\n"),
     );
     const batchId = await until(
