@@ -231,9 +231,12 @@ describe("the operator's day at 30 rows", () => {
     await page.goto(rowUrl);
     await logIn("sam", "sam submits 123");
     await page.locator("#correct-form").waitFor();
-    await page.getByLabel("New amount").fill("112.00");
+    // By keyboard: to the amount, type it, to the button, Enter.
+    await tabTo("#correct-amount", 120);
+    await page.keyboard.type("112.00");
     await accessible("the correct-and-retry form");
-    await page.getByRole("button", { name: "Correct and retry" }).click();
+    await tabTo("#correct-submit");
+    await page.keyboard.press("Enter");
     await expect.poll(() => text("#correct-result")).toContain("Held for approval");
     expect(await text("#correct-result")).toContain("amount 112.13 → 112.00");
     await page.locator("#correct-form").screenshot({ path: path.join(SHOTS, "small-correct-row.png") });
