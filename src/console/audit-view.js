@@ -53,9 +53,9 @@ async function more(reset, filters) {
 }
 
 function filterForm(filters) {
-  const input = (name, label, placeholder) => [
+  const input = (name, label, placeholder, size = "22") => [
     el("label", { for: `audit-${name}` }, label),
-    el("input", { id: `audit-${name}`, name, value: filters[name] ?? "", placeholder, size: "22" }),
+    el("input", { id: `audit-${name}`, name, value: filters[name] ?? "", placeholder, size }),
   ];
   return el(
     "form",
@@ -73,7 +73,8 @@ function filterForm(filters) {
         go(href(["audit"], next));
       },
     },
-    ...input("batch", "Batch", "batch id"),
+    // Wide enough for a whole batch id (b, its time, a hex suffix).
+    ...input("batch", "Batch", "batch id", "32"),
     ...input("actor", "Who", "alice, cli:ops, system:inbox"),
     ...input("action", "What", "rows.correct, or rows"),
     el("button", { type: "submit" }, "Show entries"),

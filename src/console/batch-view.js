@@ -313,21 +313,37 @@ async function decide(action) {
     $("reject-reason").focus();
     return;
   }
+  const a = view.approval;
+  // A correction round decides only its corrected rows (the rest were approved before): say those.
+  const round = a?.heldFor === "correction" && a.corrections?.length ? a : null;
   const ok = await confirmDialog(
-    action === "approve"
+    action === "approve" && round
       ? {
-          title: "Approve this batch?",
+          title: "Approve these corrections?",
           lines: [
-            `You approve paying ${totalsLine(b)} in ${count(b.rows)} rows of ${b.sourceName}.`,
-            "Once the last approval is given, the rows are paid; this cannot be undone.",
+            `You approve the corrections of round ${round.round} of ${b.sourceName}; each corrected row is paid again as changed:`,
+            ...round.corrections.map(
+              (c) =>
+                `Row ${c.row}, by ${c.by}: ${c.changes.map((x) => `${x.field} ${x.old} → ${x.new}`).join("; ")}`,
+            ),
+            "Once the last approval is given, the corrected rows are paid; this cannot be undone.",
           ],
-          confirm: `Approve paying ${totalsLine(b)}`,
+          confirm: "Approve the corrections",
         }
-      : {
-          title: "Reject this batch?",
-          lines: [`No row of ${b.sourceName} (${totalsLine(b)}) will be paid.`, `Reason: ${reason}`],
-          confirm: "Reject the batch",
-        },
+      : action === "approve"
+        ? {
+            title: "Approve this batch?",
+            lines: [
+              `You approve paying ${totalsLine(b)} in ${count(b.rows)} rows of ${b.sourceName}.`,
+              "Once the last approval is given, the rows are paid; this cannot be undone.",
+            ],
+            confirm: `Approve paying ${totalsLine(b)}`,
+          }
+        : {
+            title: "Reject this batch?",
+            lines: [`No row of ${b.sourceName} (${totalsLine(b)}) will be paid.`, `Reason: ${reason}`],
+            confirm: "Reject the batch",
+          },
   );
   if (!ok) return;
   try {
@@ -730,7 +746,13 @@ async function load(id) {
   view.batch = b;
   view.approval = approval;
   $("batch-header").replaceWith(header(b));
-  $("stop-controls").replaceWith(stopControls(b, () => load(id)));
+  // A pause, resume or cancel changes rows at once (canceled, queued again): the table shows it too.
+  $("stop-controls").replaceWith(
+    stopControls(b, async () => {
+      await load(id);
+      await loadRows(currentRoute().query);
+    }),
+  );
   $("approval-card").replaceWith(approvalCard(b, approval));
   $("progress-card").replaceWith(progressCard(b));
   showLedger();

@@ -40,23 +40,27 @@ export function correctRowForm(batchId, r, onDone) {
           const changed = answer.changes.map(
             (c) => `${c.field} ${c.old || "(blank)"} → ${c.new || "(blank)"}`,
           );
+          const label =
+            answer.outcome === "held"
+              ? "Held for approval"
+              : answer.outcome === "retried"
+                ? "Retried"
+                : answer.outcome === "refused"
+                  ? "Refused"
+                  : "Left alone";
+          // The detail often opens with the outcome's own words: say them once.
+          const detail = answer.detail.toLowerCase().startsWith(label.toLowerCase())
+            ? answer.detail.slice(label.length)
+            : `: ${answer.detail}`;
           result.replaceChildren(
-            el(
-              "strong",
-              {},
-              answer.outcome === "held"
-                ? "Held for approval"
-                : answer.outcome === "retried"
-                  ? "Retried"
-                  : answer.outcome === "refused"
-                    ? "Refused"
-                    : "Left alone",
-            ),
-            `: ${answer.detail}`,
+            el("strong", {}, label),
+            detail,
             changed.length ? el("div", { class: "muted" }, `Changed: ${changed.join("; ")}`) : null,
           );
           say(
-            answer.outcome === "refused" ? answer.detail : `Row ${r.row}: ${answer.outcome}.`,
+            answer.outcome === "refused"
+              ? answer.detail
+              : `Row ${r.row}: ${answer.outcome === "held" ? "held for approval" : answer.outcome}.`,
             answer.outcome === "refused",
           );
           if (answer.outcome !== "refused") await onDone?.();
@@ -98,7 +102,7 @@ export function correctRowForm(batchId, r, onDone) {
       el("input", {
         id: "correct-delivery",
         name: "delivery",
-        size: "20",
+        size: "30",
         placeholder: "unchanged (e.g. same-day-ach)",
       }),
     ),

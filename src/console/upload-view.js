@@ -323,6 +323,7 @@ function actions(u) {
   return el(
     "div",
     { class: "actions", id: "upload-actions" },
+    possibleDuplicatesBox(u),
     el(
       "button",
       {
@@ -334,7 +335,6 @@ function actions(u) {
       },
       "Submit (nothing is paid if a row is invalid)",
     ),
-    possibleDuplicatesBox(u),
     el(
       "button",
       {
@@ -363,7 +363,7 @@ function possibleDuplicatesBox(u) {
   });
   return el(
     "label",
-    { for: "allow-possible-duplicates" },
+    { for: "allow-possible-duplicates", id: "allow-possible-duplicates-label" },
     box,
     " Pay possible duplicates too (the same payee and amount as another row or a recent batch): I checked them",
   );

@@ -21,7 +21,7 @@ import {
   uploadSheet,
 } from "../support/api-stack.js";
 import { axeFindings } from "../support/axe.js";
-import { launchChromium, screenshot } from "../support/browser.js";
+import { launchChromium, SHOTS, screenshot } from "../support/browser.js";
 
 let stack: ApiStack;
 let browser: BrowserContext;
@@ -129,5 +129,19 @@ describe("correct and retry in the console", () => {
     );
     expect(await axeFindings(page)).toEqual([]);
     await screenshot(page, "correct-03-audit");
+
+    // The filters in the page: the action typed in its field narrows the entries; the export follows.
+    await page.getByLabel("What").fill("rows.correct");
+    await page.getByRole("button", { name: "Show entries" }).click();
+    await expect.poll(() => page.url()).toContain("action=rows.correct");
+    await expect
+      .poll(() => page.locator("#audit-list tbody tr").allTextContents())
+      .toEqual([expect.stringContaining("rows.correct")]);
+    expect(await page.locator("#audit-export").getAttribute("href")).toBe(
+      `/api/v1/audit.csv?batch=${batchId}&action=rows.correct`,
+    );
+    expect(await axeFindings(page), "axe-core on the audit page, filtered in the page").toEqual([]);
+    await page.evaluate("window.scrollTo(0, 0)");
+    await page.screenshot({ path: path.join(SHOTS, "small-audit-filtered.png") });
   }, 180_000);
 });

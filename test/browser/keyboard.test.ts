@@ -115,8 +115,12 @@ describe("the console by keyboard only", () => {
     await page.keyboard.press("Enter");
     await page.locator("#upload-title").waitFor();
 
+    // The control totals are fields of the drop zone like the others (left empty here).
+    await tabTo(page, "#expect-rows");
+    await tabTo(page, "#expect-totals");
+
     // Upload: Space on the file picker (its label shows the focus).
-    await tabTo(page, "#file");
+    await tabTo(page, "#file", { back: true });
     const [chooser] = await Promise.all([page.waitForEvent("filechooser"), page.keyboard.press("Space")]);
     await chooser.setFiles(path.join(files, "keys.csv"));
     await page.locator("#validation-summary", { hasText: "1 invalid" }).waitFor();
@@ -128,6 +132,13 @@ describe("the console by keyboard only", () => {
     await page.keyboard.press("Enter");
     await expect.poll(() => page.locator("#status").textContent()).toContain("Row 4 is valid now");
     await focusOn('#preview tr[data-row="4"] button');
+
+    // "Pay possible duplicates too": Space checks and unchecks it.
+    await tabTo(page, "#allow-possible-duplicates");
+    await page.keyboard.press("Space");
+    expect(await page.locator("#allow-possible-duplicates").isChecked()).toBe(true);
+    await page.keyboard.press("Space");
+    expect(await page.locator("#allow-possible-duplicates").isChecked()).toBe(false);
 
     // Submit, and confirm in the dialog (its first control has the focus).
     await tabTo(page, "#submit-reject");
@@ -141,6 +152,14 @@ describe("the console by keyboard only", () => {
     const batchUrl = page.url();
     const batchId = batchUrl.split("/").pop()!;
     await page.locator("#approval-summary", { hasText: "Waiting for approval" }).waitFor();
+
+    // Pause and resume the batch: Enter on each button; the banner says it is paused.
+    await tabTo(page, "#pause-batch");
+    await page.keyboard.press("Enter");
+    await expect.poll(() => page.locator("#stop-banner").textContent()).toContain("Paused by kim");
+    await tabTo(page, "#resume-batch", { back: true });
+    await page.keyboard.press("Enter");
+    await expect.poll(() => page.locator("#stop-banner").count()).toBe(0);
 
     // Filter by state with the keyboard (type-ahead in the list), search, Enter: the focus stays put.
     await tabTo(page, "#state-filter");

@@ -3,6 +3,7 @@
  * problems first (and only those, on request) instead of a preview; the few wrong cells are corrected
  * in place; the batch's rows come in sheet order with a total and a page jump; a search finds a
  * reference, a payee and an amount; while it runs, the progress gives a rate and the time left; a
+ * failed row, found by filtering on failed, is corrected and retried and its new attempt paid; a
  * download mid-run leaves nothing in outbox/. axe-core clean on the pages at this size; screenshots in
  * test/browser/screenshots/.
  */
@@ -138,6 +139,48 @@ describe("the console at 20,000 rows", () => {
     await screenshot(page, "large-04-running");
     await page.evaluate("window.scrollTo(0, 0)");
     await page.screenshot({ path: path.join(SHOTS, "small-large-running.png") });
+
+    // Correct and retry one failed row, found by filtering on failed (amounts ending in .13 fail at the
+    // sandbox): a new amount, and its second attempt is paid (no approval rule here).
+    await expect
+      .poll(
+        async () => {
+          await page.goto(`${batchUrl}?state=failed`);
+          await page.locator("#rows-summary").waitFor();
+          return page.locator("#rows tbody tr[data-state='failed']").count();
+        },
+        { timeout: 120_000, interval: 2000 },
+      )
+      .toBeGreaterThan(0);
+    const failedRow = await page
+      .locator("#rows tbody tr[data-state='failed']")
+      .first()
+      .getAttribute("data-row");
+    const failedAmount = (await text(`#rows tbody tr[data-row="${failedRow}"] td:nth-child(5)`)).replace(
+      /^USD /,
+      "",
+    );
+    expect(failedAmount).toMatch(/\.13$/);
+    await page.getByRole("link", { name: `Details of row ${failedRow}` }).click();
+    await page.locator("#correct-form").waitFor();
+    const newAmount = failedAmount.replace(/\.13$/, ".10");
+    await page.getByLabel("New amount").fill(newAmount);
+    await page.getByRole("button", { name: "Correct and retry" }).click();
+    await expect.poll(() => text("#correct-result")).toContain("Retried");
+    expect(await text("#correct-result")).toContain(`amount ${failedAmount} → ${newAmount}`);
+    await expect
+      .poll(
+        async () =>
+          (await page.evaluate(
+            `fetch("/api/v1/batches/${batchUrl.split("/").pop()}/rows/${failedRow}").then((r) => r.json())`,
+          )) as { attempt: number; state: string },
+        { timeout: 120_000, interval: 1000 },
+      )
+      .toMatchObject({ attempt: 2, state: "completed" });
+    await page.reload();
+    await expect.poll(() => text("#row-detail")).toContain("(attempt 2)");
+    await screenshot(page, "large-05-corrected-row");
+    await page.goto(batchUrl);
     const before = await readdir(path.join(stack.dir, "outbox")).catch(() => [] as string[]);
     const [download] = await Promise.all([
       page.waitForEvent("download", { timeout: 120_000 }),

@@ -9,7 +9,7 @@ import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiStack, callApi, type Json, startApiStack, withBearer } from "../support/api-stack.js";
 import { axeFindings } from "../support/axe.js";
-import { launchChromium, screenshot } from "../support/browser.js";
+import { launchChromium, SHOTS, screenshot } from "../support/browser.js";
 
 let stack: ApiStack;
 let browser: BrowserContext;
@@ -66,11 +66,19 @@ describe("a batch stopped by an operator", () => {
     expect(await page.getByRole("button", { name: "Resume" }).isVisible()).toBe(true);
     expect(await axeFindings(page)).toEqual([]);
     await screenshot(page, "stop-01-paused");
+    await page.locator("#stop-controls").screenshot({ path: path.join(SHOTS, "small-batch-paused.png") });
 
     await page.getByRole("button", { name: "Cancel batch…" }).click();
+    await page.getByRole("dialog").waitFor();
+    expect(await axeFindings(page), "axe-core on the cancel confirmation").toEqual([]);
+    await screenshot(page, "stop-02-cancel-confirm");
     await page.getByRole("button", { name: "Cancel the batch" }).click();
     await expect.poll(() => page.locator("#stop-banner").textContent()).toContain("Canceled by sam");
-    await screenshot(page, "stop-02-canceled");
+    // The rows show it at once: none is left queued.
+    await expect.poll(() => page.locator("#rows tbody tr[data-state='queued']").count()).toBe(0);
+    expect(await page.locator("#rows tbody tr[data-state='canceled-unsent']").count()).toBeGreaterThan(0);
+    expect(await axeFindings(page), "axe-core on the canceled banner").toEqual([]);
+    await screenshot(page, "stop-03-canceled");
     const view = (await call("GET", `/api/v1/batches/${batchId}`)).json;
     expect(view.canceled).toMatchObject({ by: "sam" });
     expect(view.counts["canceled-unsent"]).toBeGreaterThan(0);

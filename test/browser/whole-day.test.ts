@@ -4,9 +4,10 @@
  * page (by keyboard only), submits; the batch is held for approval; an approver opens the link she was
  * sent, logs in, sees why it is held, its largest rows and totals in their currencies, and approves
  * after a confirmation that repeats the total; the progress follows to the end; the failed row says
- * what happened and what to do; the result file downloads without leaving a file in outbox/. Every
- * page is checked with axe-core (no serious or critical finding) and photographed into
- * test/browser/screenshots/ for people to look at.
+ * what happened and what to do; the submitter corrects its amount, the correction is held for approval
+ * again and approved by the other user, and the new attempt is paid; the result file downloads without
+ * leaving a file in outbox/. Every page is checked with axe-core (no serious or critical finding) and
+ * photographed into test/browser/screenshots/ for people to look at.
  */
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
@@ -222,6 +223,62 @@ describe("the operator's day at 30 rows", () => {
     await accessible("a row's details");
     await shot("10-failed-row");
 
+    // Correct and retry, by the submitter: a new amount the service pays. The batch needed approval,
+    // so the correction is held for approval again (docs/design.md §3.14) and the other user approves.
+    const rowUrl = page.url();
+    await page.getByRole("button", { name: "Log out" }).click();
+    await page.waitForURL(/\/login/);
+    await page.goto(rowUrl);
+    await logIn("sam", "sam submits 123");
+    await page.locator("#correct-form").waitFor();
+    // By keyboard: to the amount, type it, to the button, Enter.
+    await tabTo("#correct-amount", 120);
+    await page.keyboard.type("112.00");
+    await accessible("the correct-and-retry form");
+    await tabTo("#correct-submit");
+    await page.keyboard.press("Enter");
+    await expect.poll(() => text("#correct-result")).toContain("Held for approval");
+    expect(await text("#correct-result")).toContain("amount 112.13 → 112.00");
+    await page.locator("#correct-form").screenshot({ path: path.join(SHOTS, "small-correct-row.png") });
+    await accessible("a correction held for approval");
+    await shot("10-correct-1-held");
+    await page.getByRole("button", { name: "Log out" }).click();
+    await page.waitForURL(/\/login/);
+    await page.goto(batchUrl);
+    await logIn("ann", "ann approves 123");
+    await expect.poll(() => text("#held-corrections")).toContain("Row 13, by sam (console)");
+    await accessible("a correction round waiting for approval");
+    await shot("10-correct-2-to-approve");
+    await page.locator("#approve").click();
+    await expect.poll(() => text("dialog")).toContain("Row 13, by sam: amount 112.13 → 112.00");
+    await accessible("the confirmation of a correction round");
+    await shot("10-correct-3-approve-confirm");
+    await page.getByRole("dialog").getByRole("button", { name: "Approve the corrections" }).click();
+    await expect.poll(() => page.locator("#status").textContent()).toContain("Approved");
+    await expect
+      .poll(
+        async () =>
+          (await page.evaluate(`fetch("/api/v1/batches/${batchId}/rows/13").then((r) => r.json())`)) as {
+            attempt: number;
+            state: string;
+          },
+        { timeout: 60_000 },
+      )
+      .toMatchObject({ attempt: 2, state: "completed" });
+    await page.goto(`${batchUrl}/rows/13`);
+    await expect.poll(() => text("#row-detail")).toContain("(attempt 2)");
+    await expect.poll(() => text("#row-detail")).toContain("completed");
+    await shot("10-correct-4-paid");
+    await page.goto(batchUrl);
+    // Every row paid now: the money moved from failed to paid (the total is the corrected amounts').
+    await expect
+      .poll(async () =>
+        (await page.locator("#progress-card tbody tr").first().locator("td").allTextContents()).map((t) =>
+          t.replaceAll("\u00a0", " "),
+        ),
+      )
+      .toEqual(["USD 3,465.00", "USD 0.00", "USD 0.00", "USD 3,465.00"]);
+
     // Searches: by payee name, by amount, by reference; each has an address.
     for (const [q, rows] of [
       ["Summit", 7],
@@ -238,7 +295,7 @@ describe("the operator's day at 30 rows", () => {
     await page.getByRole("button", { name: "Check against the service's ledger" }).click();
     await page.locator("#ledger-summary .state", { hasText: "matches" }).waitFor();
     expect(await text("#ledger-summary")).toContain(
-      "All 30 rows agree with the service's ledger (30 payments)",
+      "All 30 rows agree with the service's ledger (31 payments)",
     );
     await accessible("the ledger check");
 
@@ -258,7 +315,7 @@ describe("the operator's day at 30 rows", () => {
     const money = (await page.locator("#progress-card tbody tr").first().locator("td").allTextContents()).map(
       (t) => t.replaceAll("\u00a0", " "),
     );
-    expect(money).toEqual(["USD 3,252.00", "USD 112.13", "USD 101.00", "USD 0.00", total]);
+    expect(money).toEqual(["USD 3,364.00", "USD 0.00", "USD 101.00", "USD 0.00", "USD 3,465.00"]);
     await page.getByRole("link", { name: "Show the returned rows" }).click();
     await expect.poll(() => page.locator("#rows tbody tr[data-state]").count()).toBe(1);
     expect(await text("#rows tbody tr[data-state='returned']")).toContain("PAYMENT_RETURNED");

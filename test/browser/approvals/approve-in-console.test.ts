@@ -60,6 +60,7 @@ describe("a sheet over the threshold dropped into the inbox", () => {
       [
         "reference,from_account,to_account,amount,currency,delivery",
         "APRB-1,ops-checking,vendor-ach,600.00,USD,standard-ach",
+        // Not the same payee and amount twice: that is a possible duplicate, which the inbox refuses.
         "APRB-2,ops-checking,vendor-ach,650.00,USD,standard-ach",
       ].join("\n"),
     );
