@@ -14,7 +14,7 @@ import type { ApiStack } from "../support/api-stack.js";
 import { axeFindings } from "../support/axe.js";
 import { screenshot } from "../support/browser.js";
 import { startConsoleStack } from "../support/console-stack.js";
-import { focused, focusVisible, tabTo } from "../support/keyboard.js";
+import { focused, focusVisible, openFilePicker, tabTo } from "../support/keyboard.js";
 
 let stack: ApiStack;
 let browser: BrowserContext;
@@ -88,8 +88,7 @@ describe("the console by keyboard only", () => {
     ws.getRow(4).values = ["KEYX-1", "ops-checking", "vendor-ach", 12.5, "USD"];
     ws.getRow(5).values = ["KEYX-2", "ops-checking", "vendor-wire", 7, "USD"];
     await book.xlsx.writeFile(path.join(files, "export.xlsx"));
-    await tabTo(page, "#file");
-    const [xlsxChooser] = await Promise.all([page.waitForEvent("filechooser"), page.keyboard.press("Enter")]);
+    const xlsxChooser = await openFilePicker(page, "#file", "Enter");
     await xlsxChooser.setFiles(path.join(files, "export.xlsx"));
     await page.locator("#mapping-form").waitFor();
     expect(await axeFindings(page)).toEqual([]);
@@ -120,8 +119,7 @@ describe("the console by keyboard only", () => {
     await tabTo(page, "#expect-totals");
 
     // Upload: Space on the file picker (its label shows the focus).
-    await tabTo(page, "#file", { back: true });
-    const [chooser] = await Promise.all([page.waitForEvent("filechooser"), page.keyboard.press("Space")]);
+    const chooser = await openFilePicker(page, "#file", "Space", { back: true });
     await chooser.setFiles(path.join(files, "keys.csv"));
     await page.locator("#validation-summary", { hasText: "1 invalid" }).waitFor();
 

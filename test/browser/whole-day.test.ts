@@ -17,7 +17,7 @@ import type { ApiStack } from "../support/api-stack.js";
 import { axeFindings } from "../support/axe.js";
 import { SHOTS, screenshot } from "../support/browser.js";
 import { startConsoleStack } from "../support/console-stack.js";
-import { tabTo as tabToOn } from "../support/keyboard.js";
+import { openFilePicker, tabTo as tabToOn } from "../support/keyboard.js";
 
 let stack: ApiStack;
 let browser: BrowserContext;
@@ -114,8 +114,7 @@ describe("the operator's day at 30 rows", () => {
     await shot("02-upload");
 
     // Keyboard only: to the file picker (its label shows the focus), open it, choose the sheet and the file.
-    await tabTo("#file");
-    const [chooser] = await Promise.all([page.waitForEvent("filechooser"), page.keyboard.press("Space")]);
+    const chooser = await openFilePicker(page, "#file", "Space");
     await chooser.setFiles([path.join(files, "day.csv"), path.join(files, "inv-20.pdf")]);
     await page.locator("#validation-title", { hasText: "day.csv" }).waitFor();
     await expect.poll(() => page.url()).toMatch(/#\/uploads\/upl_/);

@@ -3,7 +3,7 @@
  * the focus is visible where it lands (the control's own ring, or its label's for a hidden file
  * picker), as a person who cannot use a mouse needs it.
  */
-import type { Page } from "playwright-core";
+import type { FileChooser, Page } from "playwright-core";
 import { expect } from "vitest";
 
 /** Whether the focused element shows a focus ring (on itself, or on the label a hidden control shows it through). */
@@ -29,6 +29,33 @@ export async function tabTo(page: Page, selector: string, options: { max?: numbe
     }
   }
   throw new Error(`${key} never reached ${selector}`);
+}
+
+/**
+ * Tabs to a file picker and opens it with `key` (Enter or Space), as a keyboard user does; returns the
+ * chooser. On a loaded machine the page may still be drawing the view the picker belongs to when the
+ * key arrives (the picker is then replaced and the key goes nowhere): a person presses again, and so
+ * does this, up to three times, each time from a settled page.
+ */
+export async function openFilePicker(
+  page: Page,
+  selector: string,
+  key: "Enter" | "Space",
+  options: { back?: boolean } = {},
+): Promise<FileChooser> {
+  for (let attempt = 1; ; attempt++) {
+    await page.waitForLoadState("networkidle");
+    await tabTo(page, selector, options);
+    try {
+      const [chooser] = await Promise.all([
+        page.waitForEvent("filechooser", { timeout: 10_000 }),
+        page.keyboard.press(key),
+      ]);
+      return chooser;
+    } catch (err) {
+      if (attempt >= 3) throw err;
+    }
+  }
 }
 
 /** The focused element, described for a failure message (`BUTTON#approve "Approve this batch…"`). */
