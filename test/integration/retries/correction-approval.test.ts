@@ -15,13 +15,7 @@ import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { approveBatch, parseApprovalThresholds } from "../../../src/approvals/index.js";
 import { AuditTrail } from "../../../src/audit/index.js";
-import {
-  adoptPayment,
-  type BatchStore,
-  isTerminalRowState,
-  type RowRecord,
-  rowStateForPayment,
-} from "../../../src/batches/index.js";
+import { isTerminalRowState } from "../../../src/batches/index.js";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
 import {
   createWorkerClient,
@@ -31,11 +25,10 @@ import {
   startPaymentService,
 } from "../../../src/pipeline/index.js";
 import { writeResultFile } from "../../../src/results/index.js";
-import { externalIdFor } from "../../../src/row-identity/index.js";
 import { createSheetIntake, type SheetIntake } from "../../../src/watch/index.js";
-import { until } from "../../support/wait.js";
 import { deleteKeys, paymentsOfBatch, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
 import { dropFile, tempDataDir } from "../watch/helpers.js";
+import { editRow, followPayments } from "./helpers.js";
 
 const policy = { thresholds: parseApprovalThresholds("USD:1000"), required: 1, expiresHours: 72 };
 let sandbox: RunningSandbox;
@@ -77,47 +70,6 @@ afterAll(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
-/** What the reconcile worker does, done here by polling the sandbox (as result-file-drop.test.ts). */
-async function followPayments(
-  store: BatchStore,
-  batchId: string,
-  done: (rows: RowRecord[]) => boolean,
-): Promise<RowRecord[]> {
-  return until(
-    "the rows to reach their payments' states",
-    async () => {
-      const payments = await paymentsOfBatch(api, batchId);
-      for (const row of await store.listRows(batchId)) {
-        const externalId = externalIdFor({
-          batchId,
-          rowNumber: row.rowNumber,
-          reference: row.instruction.reference,
-          attempt: row.attempt,
-        });
-        const payment = payments.find((p) => p.externalId === externalId);
-        if (payment && row.state !== rowStateForPayment(payment.status)) {
-          await adoptPayment(store, row, payment, "test reconcile");
-        }
-      }
-      const rows = await store.listRows(batchId);
-      return done(rows) ? rows : undefined;
-    },
-    30_000,
-  );
-}
-
-function editRow(csv: string, reference: string, edit: (cells: string[]) => void): string {
-  return csv
-    .split(/\r?\n/)
-    .map((line) => {
-      const cells = line.split(",");
-      if (cells[0] !== reference) return line;
-      edit(cells);
-      return cells.join(",");
-    })
-    .join("\r\n");
-}
-
 const HEADER = "reference,from_account,to_account,amount,currency,payer_memo";
 const decider = (name: string) => ({ name, kind: "user" as const, role: "approver", mayApprove: true });
 const decisions = () => ({
@@ -148,7 +100,7 @@ describe("a corrected result file goes through the approval gate", () => {
     const { batchId } = accepted;
     const { store } = pipeline;
     expect(await pipeline.approvals.get(batchId)).toBeUndefined();
-    await followPayments(store, batchId, (rows) => rows.every((r) => r.state === "failed"));
+    await followPayments(api, store, batchId, (rows) => rows.every((r) => r.state === "failed"));
 
     const result = await writeResultFile(store, batchId, { dataDir });
     const resultName = path.basename(result.path);
@@ -203,7 +155,7 @@ describe("a corrected result file goes through the approval gate", () => {
     // Approved by someone else: the corrected instruction starts its attempt and is paid.
     const answer = await approveBatch(decisions(), batchId, decider("bob"));
     expect(answer.outcome).toBe("approved");
-    const paid = await followPayments(store, batchId, (rows) =>
+    const paid = await followPayments(api, store, batchId, (rows) =>
       rows.every((r) => r.attempt === 2 && isTerminalRowState(r.state)),
     );
     expect(paid[0]).toMatchObject({ attempt: 2, instruction: { amount: 90_000_000 } });
@@ -227,7 +179,7 @@ describe("a corrected result file goes through the approval gate", () => {
     const { store } = pipeline;
     expect((await pipeline.approvals.get(batchId))?.status).toBe("awaiting-approval");
     expect((await approveBatch(decisions(), batchId, decider("bob"))).outcome).toBe("approved");
-    await followPayments(store, batchId, (rows) => rows.every((r) => isTerminalRowState(r.state)));
+    await followPayments(api, store, batchId, (rows) => rows.every((r) => isTerminalRowState(r.state)));
 
     const result = await writeResultFile(store, batchId, { dataDir });
     const resultName = path.basename(result.path);
@@ -267,7 +219,7 @@ describe("a corrected result file goes through the approval gate", () => {
     expect(await pipeline.approvals.heldCorrections(batchId)).toEqual([]);
 
     // The failed row dropped back unchanged: a retry that changes nothing goes without approval.
-    await followPayments(store, batchId, (rows) => rows.every((r) => isTerminalRowState(r.state)));
+    await followPayments(api, store, batchId, (rows) => rows.every((r) => isTerminalRowState(r.state)));
     const again = await dropAndTake(resultName, original);
     expect(again).toMatchObject({ kind: "accepted", batchId });
     expect(again).not.toHaveProperty("heldForApproval");

@@ -10,13 +10,7 @@ import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  adoptPayment,
-  type BatchStore,
-  isTerminalRowState,
-  type RowRecord,
-  rowStateForPayment,
-} from "../../../src/batches/index.js";
+import { isTerminalRowState } from "../../../src/batches/index.js";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
 import {
   createWorkerClient,
@@ -26,11 +20,10 @@ import {
   startPaymentService,
 } from "../../../src/pipeline/index.js";
 import { writeResultFile } from "../../../src/results/index.js";
-import { externalIdFor } from "../../../src/row-identity/index.js";
 import { createSheetIntake, type SheetIntake } from "../../../src/watch/index.js";
-import { until } from "../../support/wait.js";
 import { deleteKeys, paymentsOfBatch, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
 import { dropFile, tempDataDir } from "../watch/helpers.js";
+import { editRow, followPayments } from "./helpers.js";
 
 let sandbox: RunningSandbox;
 let api: PayoutsClient;
@@ -71,51 +64,6 @@ afterAll(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
-/**
- * What the reconcile worker does, done here by polling the sandbox: each row takes on the state of
- * its current attempt's payment. Resolves once `done` holds for every row.
- */
-async function followPayments(
-  store: BatchStore,
-  batchId: string,
-  done: (rows: RowRecord[]) => boolean,
-): Promise<RowRecord[]> {
-  return until(
-    "the rows to reach their payments' states",
-    async () => {
-      const payments = await paymentsOfBatch(api, batchId);
-      for (const row of await store.listRows(batchId)) {
-        const externalId = externalIdFor({
-          batchId,
-          rowNumber: row.rowNumber,
-          reference: row.instruction.reference,
-          attempt: row.attempt,
-        });
-        const payment = payments.find((p) => p.externalId === externalId);
-        if (payment && row.state !== rowStateForPayment(payment.status)) {
-          await adoptPayment(store, row, payment, "test reconcile");
-        }
-      }
-      const rows = await store.listRows(batchId);
-      return done(rows) ? rows : undefined;
-    },
-    30_000,
-  );
-}
-
-/** Replaces one row's cells in a CSV result file (rows found by their reference in the first cell). */
-function editRow(csv: string, reference: string, edit: (cells: string[]) => void): string {
-  return csv
-    .split(/\r?\n/)
-    .map((line) => {
-      const cells = line.split(",");
-      if (cells[0] !== reference) return line;
-      edit(cells);
-      return cells.join(",");
-    })
-    .join("\r\n");
-}
-
 describe("dropping a corrected result file into inbox/", () => {
   it("retries the corrected failed row and pays it, refuses the paid row's change, touches nothing else", async () => {
     const tag = randomBytes(4).toString("hex");
@@ -138,7 +86,7 @@ describe("dropping a corrected result file into inbox/", () => {
     const batchId = accepted.batchId;
     const store = pipeline.store;
 
-    const settled = await followPayments(store, batchId, (rows) =>
+    const settled = await followPayments(api, store, batchId, (rows) =>
       rows.every((r) => isTerminalRowState(r.state)),
     );
     expect(settled.map((r) => [r.rowKey, r.state])).toEqual([
@@ -196,7 +144,7 @@ describe("dropping a corrected result file into inbox/", () => {
     expect(report).toMatch(new RegExp(`reference ${untouched}: left alone: unchanged; already paid`));
     expect(await readdir(intake.folders.inbox)).toEqual([]);
 
-    const final = await followPayments(store, batchId, (rows) =>
+    const final = await followPayments(api, store, batchId, (rows) =>
       rows.every((r) => isTerminalRowState(r.state) && (r.rowKey !== failing || r.attempt === 2)),
     );
     const byKey = new Map(final.map((r) => [r.rowKey, r]));
