@@ -31,12 +31,13 @@ const PAGE = 50;
 /** Requests a search makes on its own before it asks whether to go on. */
 const SEARCH_STEPS = 20;
 const PAID = ["completed"];
-const FAILED = ["failed", "rejected", "error", "canceled"];
+/** Not paid and not on the way: failed, refused, unknown, or canceled (at the service, or before it was sent). */
+const FAILED = ["failed", "rejected", "error", "canceled", "canceled-unsent"];
 /** Paid, then sent back (an ACH return): shown on their own, since the payee has not got the money. */
 const RETURNED = ["returned"];
 const PENDING = ["queued", "submitted", "in-progress"];
-const RETRYABLE = new Set(["failed", "canceled", "rejected", "error", "returned"]);
-const ATTENTION = "failed,rejected,error,canceled,returned";
+const RETRYABLE = new Set(["failed", "canceled", "canceled-unsent", "rejected", "error", "returned"]);
+const ATTENTION = "failed,rejected,error,canceled,canceled-unsent,returned";
 const ROW_STATES = [
   "queued",
   "submitted",
@@ -44,6 +45,7 @@ const ROW_STATES = [
   "completed",
   "failed",
   "canceled",
+  "canceled-unsent",
   "rejected",
   "error",
   "returned",
@@ -144,7 +146,7 @@ function progressCard(b) {
         el(
           "tr",
           {},
-          ...["Currency", "Paid", "Failed", returned ? "Returned" : null, "Pending", "Total"]
+          ...["Currency", "Paid", "Failed or canceled", returned ? "Returned" : null, "Pending", "Total"]
             .filter(Boolean)
             .map((h) => el("th", { scope: "col" }, h)),
         ),

@@ -77,6 +77,17 @@ describe("a batch stopped by an operator", () => {
     // The rows show it at once: none is left queued.
     await expect.poll(() => page.locator("#rows tbody tr[data-state='queued']").count()).toBe(0);
     expect(await page.locator("#rows tbody tr[data-state='canceled-unsent']").count()).toBeGreaterThan(0);
+    // The money per currency still adds up: every row is paid, failed or canceled, or pending.
+    const moneyRows = (await page
+      .locator("#progress-card table tbody tr")
+      .evaluateAll((trs) =>
+        trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent ?? "")),
+      )) as string[][];
+    const amount = (text: string) => Number(text.replace(/[^0-9.]/g, "") || "0");
+    for (const [paid, failed, pending, total] of moneyRows) {
+      expect(amount(paid!) + amount(failed!) + amount(pending!)).toBeCloseTo(amount(total!), 2);
+    }
+    expect(moneyRows.length).toBeGreaterThan(0);
     expect(await axeFindings(page), "axe-core on the canceled banner").toEqual([]);
     await screenshot(page, "stop-03-canceled");
     const view = (await call("GET", `/api/v1/batches/${batchId}`)).json;
