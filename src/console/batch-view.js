@@ -37,7 +37,7 @@ const FAILED = ["failed", "rejected", "error", "canceled", "canceled-unsent"];
 const RETURNED = ["returned"];
 const PENDING = ["queued", "submitted", "in-progress"];
 const RETRYABLE = new Set(["failed", "canceled", "canceled-unsent", "rejected", "error", "returned"]);
-const ATTENTION = "failed,rejected,error,canceled,canceled-unsent,returned";
+const ATTENTION = "failed,rejected,error,canceled,returned";
 const ROW_STATES = [
   "queued",
   "submitted",
