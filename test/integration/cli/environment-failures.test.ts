@@ -65,7 +65,10 @@ async function frozenLater() {
 
 /** The `payouts:` lines a command printed (logs and the validation summary may come before). */
 function failureLines(p: CliProcess): string[] {
-  return p.output.filter((l) => l.startsWith("payouts:") || /^\s+at |Unhandled|ioredis/.test(l));
+  // A JSON log record is the log (its `err` carries the stack by design), not a trace the command printed.
+  return p.output.filter(
+    (l) => l.startsWith("payouts:") || (!l.startsWith('{"level":') && /^\s+at |Unhandled|ioredis/.test(l)),
+  );
 }
 
 /** Exactly one line starting `payouts:`, saying `mentions`, with no stack frames around it. */
