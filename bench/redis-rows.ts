@@ -33,6 +33,7 @@ function keyPattern(key: string): string {
     .replace(/b\d{8}T\d{6}-[0-9a-f]{8}/g, "<batch>")
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<job>")
     .replace(/:row:.*$/, ":row:<key>")
+    .replace(/:d\d+:/, ":d<day>:")
     .replace(/:\d{4}-\d{2}-\d{2}$/, ":<day>")
     .replace(/:\d+$/, ":<n>");
 }

@@ -1,11 +1,18 @@
 /**
  * The cross-batch index of what was paid (the I/O half of the duplicate check): for each payment key
  * (paying account, payee, amount, currency: possible-duplicates.ts `paymentKeyOf`) the rows of recent
- * batches that pay it. In Redis, one sorted set per key, scored by the batch's submission time and
- * expiring a day after the window; trimmed of older members on every write.
+ * batches that pay it. In Redis, in day buckets (redis/day-buckets.ts) of the day each batch was
+ * submitted, so a row costs one short field in a listpack instead of a key of its own:
  *
- *   <p>:dup:p:<paymentKey>   sorted set   JSON [batchId, rowNumber, rowKey, reference|null] by ms
- *   <p>:dup:built            string       the ISO time the index was last rebuilt from the archive
+ *   <p>:dup:d<day>:n                   string  rows recorded that day
+ *   <p>:dup:d<day>:<level>:<bucket>    hash    16 hex digits of the payment key → its rows of that day,
+ *                                              one line each: `<batchId> TAB <rowNumber> TAB <reference>`
+ *   <p>:dup:d<day>:at                  hash    batchId → when it was submitted (ms)
+ *   <p>:dup:built                      string  the ISO time the index was last rebuilt from the archive
+ *
+ * A day's keys expire a day after the window has passed over it. Two payment keys that share their 16
+ * hex digits in one bucket would be taken for the same money: a row held for a person, never one
+ * paid unseen.
  *
  * Redis is working state (docs/design.md §2): when the marker is missing (Redis lost its data, or the
  * index was never built), the first use rebuilds the index from the instruction archive on disk
@@ -14,13 +21,13 @@
  */
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
+import { defineLuaScript, runScript } from "../batches/index.js";
 import { archiveEntries } from "../batches/instruction-archive.js";
-import type { PayoutInstruction } from "../intake/payout-instruction.js";
-import type { RedisClient } from "../redis/index.js";
+import { type PayoutInstruction, rowKeyOf } from "../intake/payout-instruction.js";
+import { DAY_MS, dayBucketsLua, dayCountKey, dayOf, type RedisClient } from "../redis/index.js";
 import { type DuplicateMatch, paymentKeyOf } from "./possible-duplicates.js";
 
-const DAY_MS = 86_400_000;
-/** Keys written or read per round trip. */
+/** Rows written or looked up per script call. */
 const CHUNK = 500;
 
 /** What validation asks the index: the earlier rows of each payment key (keys not found are absent). */
@@ -46,29 +53,122 @@ export type IndexedRow = Pick<
   "rowNumber" | "rowKey" | "reference" | "originatingAccountId" | "receivingAccountId" | "amount" | "currency"
 >;
 
-type Member = [batchId: string, rowNumber: number, rowKey: string, reference: string | null];
+/** A line of a field's value, and the way a reference is kept in it (a tab or newline would end it). */
+const escapeReference = (reference: string) => reference.replace(/[%\t\n]/g, encodeURIComponent);
+
+/** Where a payment key sits in the buckets: the field (16 hex digits) and the number choosing the bucket. */
+function placeOf(paymentKey: string): [field: string, hash: number] {
+  return [paymentKey.slice(0, 16), Number.parseInt(paymentKey.slice(16, 24), 16)];
+}
+
+/**
+ * Records rows of one batch in its day's buckets, each once (a row already there is left as it is).
+ * KEYS: the day's count key. ARGV: how long the day's keys live on (s), the batch id, when it was
+ * submitted (ms), then per row its field, bucket number and line. Returns the rows added.
+ */
+const RECORD = defineLuaScript(
+  "duplicateIndexRecord",
+  `${dayBucketsLua()}
+local ttl, batch, submitted = ARGV[1], ARGV[2], ARGV[3]
+local touched = {}
+local added = 0
+for j = 4, #ARGV, 3 do
+  local field, hash, line = ARGV[j], tonumber(ARGV[j + 1]), ARGV[j + 2]
+  -- The same batch and row already recorded (at any level the day reached) is not recorded again.
+  local row = '\\n' .. string.match(line, '^[^\\t]*\\t[^\\t]*\\t')
+  local seen = false
+  for k = 1, counts[1] > 0 and level_of(counts[1]) or 0 do
+    local value = redis.call('HGET', bucket(1, k, hash), field)
+    if value and string.find('\\n' .. value, row, 1, true) then seen = true break end
+  end
+  if not seen then
+    local key = bucket(1, level_of(counts[1]), hash)
+    local value = redis.call('HGET', key, field)
+    redis.call('HSET', key, field, value and (value .. '\\n' .. line) or line)
+    touched[key] = true
+    counts[1] = counts[1] + 1
+    added = added + 1
+  end
+end
+local at = string.sub(KEYS[1], 1, -3) .. ':at'
+redis.call('HSET', at, batch, submitted)
+touched[at] = true
+if added > 0 then
+  redis.call('INCRBY', KEYS[1], added)
+  touched[KEYS[1]] = true
+end
+-- Never shorten a key's life: a process with a longer window may have set a later one.
+for key in pairs(touched) do
+  redis.call('EXPIRE', key, ttl, 'GT')
+  redis.call('EXPIRE', key, ttl, 'NX')
+end
+return added
+`,
+);
+
+/**
+ * The rows recorded for payment keys within the window. KEYS: the window's count keys, newest day
+ * first. ARGV: the window's start (ms; batches submitted at or before it are left out), then per key
+ * its field and bucket number. Returns per key a list of its rows' lines, each followed by its
+ * batch's submission time (ms).
+ */
+const FIND = defineLuaScript(
+  "duplicateIndexFind",
+  `${dayBucketsLua()}
+local since = tonumber(ARGV[1])
+local submitted = {}
+local function submitted_at(d, batch)
+  local at = string.sub(KEYS[d], 1, -3) .. ':at'
+  local known = submitted[at .. '\\t' .. batch]
+  if known == nil then
+    known = redis.call('HGET', at, batch) or false
+    submitted[at .. '\\t' .. batch] = known
+  end
+  return known
+end
+local out = {}
+for j = 2, #ARGV, 2 do
+  local field, hash = ARGV[j], tonumber(ARGV[j + 1])
+  local found = {}
+  for d = 1, #KEYS do
+    for k = 1, counts[d] > 0 and level_of(counts[d]) or 0 do
+      local value = redis.call('HGET', bucket(d, k, hash), field)
+      if value then
+        for line in string.gmatch(value, '[^\\n]+') do
+          local at = submitted_at(d, string.match(line, '^[^\\t]*'))
+          if at and tonumber(at) > since then
+            found[#found + 1] = line
+            found[#found + 1] = at
+          end
+        end
+      end
+    end
+  end
+  out[#out + 1] = found
+end
+return out
+`,
+);
 
 export class DuplicateIndex implements DuplicateLookup {
   private readonly windowMs: number;
   private readonly now: () => number;
+  private readonly base: string;
   private built: Promise<unknown> | undefined;
 
   constructor(private readonly options: DuplicateIndexOptions) {
     if (!(options.windowDays > 0)) throw new RangeError("the duplicate window must be more than 0 days");
     this.windowMs = options.windowDays * DAY_MS;
     this.now = options.now ?? Date.now;
-  }
-
-  private keyOf(paymentKey: string): string {
-    return `${this.options.prefix}:dup:p:${paymentKey}`;
+    this.base = `${options.prefix}:dup`;
   }
 
   private get markerKey(): string {
-    return `${this.options.prefix}:dup:built`;
+    return `${this.base}:built`;
   }
 
   /**
-   * Records a batch's rows (idempotent: the same row twice is one member); a batch older than the
+   * Records a batch's rows (idempotent: the same row twice is one entry); a batch older than the
    * window is not recorded. Returns the rows recorded.
    */
   async record(
@@ -78,26 +178,22 @@ export class DuplicateIndex implements DuplicateLookup {
   ): Promise<number> {
     const at = typeof submittedAt === "number" ? submittedAt : Date.parse(submittedAt);
     if (!Number.isFinite(at) || at <= this.now() - this.windowMs) return 0;
-    const ttlSeconds = Math.ceil((at + this.windowMs + DAY_MS - this.now()) / 1000);
-    let pipeline = this.options.redis.pipeline();
-    let queued = 0;
+    const day = dayOf(at);
+    const keys = [dayCountKey(this.base, day)];
+    // The day's keys outlive the window's passing over its last moment by a day.
+    const ttl = Math.ceil(((day + 1) * DAY_MS + this.windowMs + DAY_MS - this.now()) / 1000);
+    let args: (string | number)[] = [ttl, batchId, at];
     let recorded = 0;
     for await (const row of rows) {
       recorded++;
-      const key = this.keyOf(paymentKeyOf(row));
-      const member: Member = [batchId, row.rowNumber, row.rowKey, row.reference ?? null];
-      pipeline.zadd(key, at, JSON.stringify(member));
-      pipeline.zremrangebyscore(key, "-inf", this.now() - this.windowMs);
-      // Never shorten a key's life: a newer batch may have set a longer one.
-      pipeline.expire(key, ttlSeconds, "GT");
-      pipeline.expire(key, ttlSeconds, "NX");
-      if (++queued >= CHUNK) {
-        await pipeline.exec();
-        pipeline = this.options.redis.pipeline();
-        queued = 0;
+      const [field, hash] = placeOf(paymentKeyOf(row));
+      args.push(field, hash, `${batchId}	${row.rowNumber}	${escapeReference(row.reference ?? "")}`);
+      if (args.length >= 3 + CHUNK * 3) {
+        await runScript(this.options.redis, RECORD, keys, args);
+        args = [ttl, batchId, at];
       }
     }
-    if (queued > 0) await pipeline.exec();
+    if (args.length > 3) await runScript(this.options.redis, RECORD, keys, args);
     return recorded;
   }
 
@@ -105,30 +201,35 @@ export class DuplicateIndex implements DuplicateLookup {
     await this.ensureBuilt();
     const found = new Map<string, DuplicateMatch[]>();
     const since = this.now() - this.windowMs;
+    const today = dayOf(this.now());
+    const keys = Array.from({ length: dayOf(this.windowMs) + 2 }, (_, i) =>
+      dayCountKey(this.base, today - i),
+    );
     for (let i = 0; i < paymentKeys.length; i += CHUNK) {
       const chunk = paymentKeys.slice(i, i + CHUNK);
-      const pipeline = this.options.redis.pipeline();
-      for (const key of chunk) pipeline.zrangebyscore(this.keyOf(key), `(${since}`, "+inf", "WITHSCORES");
-      const answers = (await pipeline.exec()) ?? [];
+      const args: (string | number)[] = [since];
+      for (const key of chunk) args.push(...placeOf(key));
+      const answer = (await runScript(this.options.redis, FIND, keys, args)) as string[][];
       for (const [k, key] of chunk.entries()) {
-        const [err, list] = answers[k] ?? [null, []];
-        if (err) throw err;
-        const matches = await this.matchesOf(list as string[]);
-        if (matches.length > 0) found.set(key, matches);
+        const list = answer[k] ?? [];
+        if (list.length > 0) found.set(key, await this.matchesOf(list));
       }
     }
     return found;
   }
 
+  /** The matches of one key from the script's answer: lines, each followed by its batch's time. */
   private async matchesOf(list: readonly string[]): Promise<DuplicateMatch[]> {
     const matches: DuplicateMatch[] = [];
     for (let j = 0; j + 1 < list.length; j += 2) {
-      const [batchId, rowNumber, rowKey, reference] = JSON.parse(list[j]!) as Member;
-      const paymentId = await this.options.paymentIdOf?.(batchId, rowKey);
+      const [batchId = "", row = "", escaped = ""] = list[j]!.split("\t");
+      const rowNumber = Number(row);
+      const reference = escaped === "" ? undefined : decodeURIComponent(escaped);
+      const paymentId = await this.options.paymentIdOf?.(batchId, rowKeyOf(reference, rowNumber));
       matches.push({
         batchId,
         rowNumber,
-        reference: reference ?? undefined,
+        reference,
         paymentId,
         at: new Date(Number(list[j + 1])).toISOString(),
       });

@@ -1,6 +1,17 @@
-/** Public face of the Redis connection: one place that decides between a single Redis and a cluster. */
+/**
+ * Public face of Redis: the connection (one place that decides between a single Redis and a cluster),
+ * the layout version, and the day buckets that keep many short fields compact.
+ */
 export { type ClusterNode, ClusterNodesError, hashTaggedPrefix, parseClusterNodes } from "./cluster-nodes.js";
 export { type ConnectOptions, clusterNodesFromEnv, connectRedis, type RedisClient } from "./connect.js";
+export {
+  BUCKET_FILL,
+  DAY_MS,
+  dayBucketsLua,
+  dayCountKey,
+  dayOf,
+  LEVEL_BUCKETS,
+} from "./day-buckets.js";
 export { gatherCalls } from "./gather-calls.js";
 export {
   checkLayoutVersion,

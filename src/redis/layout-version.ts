@@ -4,15 +4,17 @@
  * does not know, instead of misreading rows written by another version. `payouts migrate` moves a
  * store forward through the steps listed in {@link MIGRATIONS}.
  *
- * A store without the key is either empty or was written by 0.1.0 before the key existed, whose
- * layout is layout 1: both are stamped with the current version on first contact.
+ * A store without the key is either empty or was written by 0.1.0 before the key existed (layout 1,
+ * before the duplicate index, the only thing a later step changes): both are stamped with the
+ * current version on first contact.
  */
 
+import { Cluster } from "ioredis";
 import { PayoutsError } from "../errors/index.js";
 import type { RedisClient } from "./connect.js";
 
 /** The layout this code reads and writes. Raise it with a migration whenever stored data changes shape. */
-export const LAYOUT_VERSION = 1;
+export const LAYOUT_VERSION = 2;
 
 /** One step from layout `from` to `from + 1`, run by `payouts migrate` with every other process stopped. */
 export interface LayoutMigration {
@@ -22,8 +24,32 @@ export interface LayoutMigration {
   run(redis: RedisClient, prefix: string): Promise<void>;
 }
 
-/** The steps from every earlier layout to {@link LAYOUT_VERSION}, oldest first. None yet. */
-export const MIGRATIONS: readonly LayoutMigration[] = [];
+/** The steps from every earlier layout to {@link LAYOUT_VERSION}, oldest first. */
+export const MIGRATIONS: readonly LayoutMigration[] = [
+  {
+    from: 1,
+    describe:
+      "the duplicate index moves from a key per payment to day buckets: its keys are deleted, and it is " +
+      "rebuilt from the instruction archive at the next submission",
+    async run(redis, prefix) {
+      await deleteKeys(redis, `${prefix}:dup:p:*`);
+      await redis.del(`${prefix}:dup:built`);
+    },
+  },
+];
+
+/** Deletes the keys matching `pattern` on every node that holds keys (all masters of a cluster). */
+async function deleteKeys(redis: RedisClient, pattern: string): Promise<void> {
+  const nodes = redis instanceof Cluster ? redis.nodes("master") : [redis];
+  for (const node of nodes) {
+    let cursor = "0";
+    do {
+      const [next, keys] = await node.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+      cursor = next;
+      if (keys.length > 0) await node.unlink(...keys);
+    } while (cursor !== "0");
+  }
+}
 
 export function layoutKey(prefix: string): string {
   return `${prefix}:layout`;

@@ -4,7 +4,7 @@
  * processes of the built CLI against the shared test Redis, each under its own prefix.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { connectRedis } from "../../../src/redis/index.js";
+import { connectRedis, LAYOUT_VERSION } from "../../../src/redis/index.js";
 import { deleteKeys, uniquePrefix } from "../pipeline/helpers.js";
 import { spawnCli } from "../pipeline/processes.js";
 
@@ -39,7 +39,7 @@ describe("the Redis layout a process reads", () => {
     const prefix = prefixFor("layout-new");
     const status = await run(["status", "--redis-prefix", prefix]);
     expect(status.code, status.output.join("\n")).toBe(0);
-    expect(await redis.get(`${prefix}:layout`)).toBe("1");
+    expect(await redis.get(`${prefix}:layout`)).toBe(String(LAYOUT_VERSION));
   });
 
   it("refuses a layout written by a newer version, in one line, before doing anything", async () => {
@@ -50,7 +50,9 @@ describe("the Redis layout a process reads", () => {
       expect(result.code, result.output.join("\n")).toBe(2);
       expect(result.output).toEqual([
         expect.stringMatching(
-          /layout 7, written by a newer payouts; this version reads layout 1: run the newer version/,
+          new RegExp(
+            `layout 7, written by a newer payouts; this version reads layout ${LAYOUT_VERSION}: run the newer version`,
+          ),
         ),
       ]);
     }
@@ -74,7 +76,25 @@ describe("the Redis layout a process reads", () => {
     const prefix = prefixFor("layout-migrate");
     const first = await run(["migrate", "--redis-prefix", prefix]);
     expect(first.code, first.output.join("\n")).toBe(0);
-    expect(first.output.at(-1)).toMatch(/already in layout 1/);
-    expect(await redis.get(`${prefix}:layout`)).toBe("1");
+    expect(first.output.at(-1)).toMatch(new RegExp(`already in layout ${LAYOUT_VERSION}`));
+    expect(await redis.get(`${prefix}:layout`)).toBe(String(LAYOUT_VERSION));
+  });
+
+  it("migrate moves a layout-1 store on: the old duplicate index is deleted, and rebuilt at the next use", async () => {
+    const prefix = prefixFor("layout-1-to-2");
+    await redis.set(`${prefix}:layout`, "1");
+    await redis.zadd(`${prefix}:dup:p:0123456789abcdef01234567`, Date.now(), '["b_1",2,"R-1","R-1"]');
+    await redis.set(`${prefix}:dup:built`, new Date().toISOString());
+    await redis.set(`${prefix}:batches:keep`, "1");
+    const refused = await run(["status", "--redis-prefix", prefix]);
+    expect(refused.code).toBe(2);
+    const migrated = await run(["migrate", "--redis-prefix", prefix]);
+    expect(migrated.code, migrated.output.join("\n")).toBe(0);
+    expect(migrated.output.join("\n")).toMatch(/layout 1 -> 2: the duplicate index moves/);
+    expect(await redis.get(`${prefix}:layout`)).toBe("2");
+    expect(await redis.keys(`${prefix}:dup:*`)).toEqual([]);
+    expect(await redis.get(`${prefix}:batches:keep`)).toBe("1");
+    const status = await run(["status", "--redis-prefix", prefix]);
+    expect(status.code, status.output.join("\n")).toBe(0);
   });
 });

@@ -1,6 +1,7 @@
 import RedisMock from "ioredis-mock";
 import { describe, expect, it } from "vitest";
 import {
+  LAYOUT_VERSION,
   type LayoutMigration,
   LayoutVersionError,
   layoutProblem,
@@ -44,9 +45,13 @@ describe("migrateLayout", () => {
     expect(log).toEqual(["2@q"]);
   });
 
-  it("stamps a store without a version as the first layout and refuses one it has no step for", async () => {
+  it("stamps a store without a version with this version's layout and refuses one it has no step for", async () => {
     const redis = new RedisMock() as unknown as RedisClient;
-    expect(await migrateLayout(redis, "r", () => {}, [], 1)).toEqual({ from: 1, to: 1, steps: 0 });
+    expect(await migrateLayout(redis, "r", () => {}, [], LAYOUT_VERSION)).toEqual({
+      from: LAYOUT_VERSION,
+      to: LAYOUT_VERSION,
+      steps: 0,
+    });
     await redis.set("s:layout", "1");
     await expect(migrateLayout(redis, "s", () => {}, [], 2)).rejects.toThrow(LayoutVersionError);
     await redis.set("t:layout", "5");
