@@ -1,7 +1,7 @@
 /**
  * The audit trail over HTTP (admins): `GET /api/v1/audit?batch&actor&action&limit&cursor`, newest
  * first, and `GET /api/v1/audit.csv` with the same filters, streamed, every cell made safe to open in
- * a spreadsheet. What is recorded, and by whom: docs/design.md §3.13.
+ * a spreadsheet. What is recorded, and by whom: docs/design.md §3.14.
  */
 import { Readable } from "node:stream";
 import type { FastifyInstance } from "fastify";

@@ -2,7 +2,7 @@
  * `POST /api/v1/batches/{id}/rows/{row}/correct` `{ amount?, to_account?, delivery? }`: the console's
  * "correct and retry" of a failed, rejected, canceled, returned or error row. Through the one gate
  * (src/gate): the corrected row is checked as a new sheet's row, held for approval when the approval
- * rules say so (docs/design.md §3.13), and recorded in the audit trail with what changed.
+ * rules say so (docs/design.md §3.14), and recorded in the audit trail with what changed.
  */
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";

@@ -43,7 +43,7 @@ export interface ApprovalRecord {
   settledAt?: string | undefined;
   /**
    * What waits: `batch`, the batch as submitted (nothing of it is paid until approved); `correction`,
-   * corrected rows of a batch (docs/design.md §3.13), held beside their rows while the rest of the
+   * corrected rows of a batch (docs/design.md §3.14), held beside their rows while the rest of the
    * batch goes on as before.
    */
   heldFor?: "batch" | "correction" | undefined;

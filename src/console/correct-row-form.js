@@ -1,6 +1,6 @@
 // "Correct and retry" of one failed, rejected, canceled, returned or error row: a new amount, payee
 // or delivery, sent through the API's one gate (POST /rows/{row}/correct). A change of what is paid
-// may be held for approval (docs/design.md §3.13); the answer says which, and what changed. Also the
+// may be held for approval (docs/design.md §3.14); the answer says which, and what changed. Also the
 // list of corrected rows waiting in a correction round, for the approval card.
 
 import { $, api, el, may, say } from "./lib.js";

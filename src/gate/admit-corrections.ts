@@ -1,5 +1,5 @@
 /**
- * The gate's say on corrected rows (docs/design.md §3.13): each valid correction is judged by
+ * The gate's say on corrected rows (docs/design.md §3.14): each valid correction is judged by
  * instruction-rule.ts against the approval policy and the batch's history; the rows that are new
  * instructions needing approval are held beside their rows in a correction round of the batch's
  * approval (src/approvals), the others may start their new attempt at once.

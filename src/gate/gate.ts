@@ -1,5 +1,5 @@
 /**
- * The one gate (docs/design.md §3.13): every path that creates or changes what is paid calls
+ * The one gate (docs/design.md §3.14): every path that creates or changes what is paid calls
  * {@link passGate} — a sheet submitted (CLI, console/API upload, the watched folder, a nightly run), a
  * retry (CLI, API, console), a corrected result file or a row corrected in the console, and a batch
  * recovered from its archive. Each kind is validated by intake's checks as before; the gate applies

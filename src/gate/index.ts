@@ -1,5 +1,5 @@
 /**
- * Public face of the gate (docs/design.md §3.13): the one function every path that creates or changes
+ * Public face of the gate (docs/design.md §3.14): the one function every path that creates or changes
  * what is paid goes through (validation, the approval policy, the audit entry), the rule that says
  * when a correction is a new instruction, and the identities of callers that are not people.
  */

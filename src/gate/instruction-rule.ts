@@ -1,5 +1,5 @@
 /**
- * The gate's rule (pure: no I/O), docs/design.md §3.13 "every instruction through one gate":
+ * The gate's rule (pure: no I/O), docs/design.md §3.14 "every instruction through one gate":
  *
  * - A correction that changes what is paid (amount, currency, payee, paying account or delivery) is a
  *   NEW instruction. The approval policy is evaluated on the corrected rows and on the batch's total

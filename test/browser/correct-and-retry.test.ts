@@ -2,7 +2,7 @@
  * "Correct and retry" in a real browser (Debian's Chromium driven by playwright-core), against the real
  * server, Redis and sandbox, with APPROVAL_THRESHOLDS=USD:1000: an operator opens a failed row, gives
  * it a new amount and payee, and the console says it is held for approval (a changed payment over the
- * threshold, docs/design.md §3.13); the batch's approval card lists the correction; nothing is paid
+ * threshold, docs/design.md §3.14); the batch's approval card lists the correction; nothing is paid
  * until an approver approves it; the audit page, filtered by the batch, shows what changed. Screenshots
  * go to test/browser/screenshots/ (ignored by git).
  */

@@ -1,6 +1,6 @@
 /**
  * `payouts audit-trail [--batch B] [--actor A] [--action X] [--limit N] [--csv] [-o PATH]`: who did what
- * (docs/design.md §3.13), newest first, from Redis, with the API's filters. Not `payouts audit`, which
+ * (docs/design.md §3.14), newest first, from Redis, with the API's filters. Not `payouts audit`, which
  * holds a batch against the service's ledger.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The audit trail over the API (docs/design.md §3.13), on the real server, Redis and sandbox: a row
+ * The audit trail over the API (docs/design.md §3.14), on the real server, Redis and sandbox: a row
  * corrected through `POST /rows/{row}/correct` goes through the gate (held for approval when the
  * approval rules say so, recorded with its old and new values), and the trail can be filtered by
  * batch, actor and action and exported as CSV with the same filters, every cell safe in a spreadsheet.

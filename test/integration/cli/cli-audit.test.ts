@@ -1,5 +1,5 @@
 /**
- * Money moved from the shell is in the audit trail (docs/design.md §3.13): `payouts submit`,
+ * Money moved from the shell is in the audit trail (docs/design.md §3.14): `payouts submit`,
  * `payouts retry` and `payouts recover`, run as an operator runs them (the built CLI in child
  * processes, a real Redis, the sandbox over loopback), each leave an entry naming `cli:<os user>`,
  * the batch and what was done.

@@ -1,5 +1,5 @@
 /**
- * The one gate for corrections (docs/design.md §3.13), with APPROVAL_THRESHOLDS=USD:1000, real files,
+ * The one gate for corrections (docs/design.md §3.14), with APPROVAL_THRESHOLDS=USD:1000, real files,
  * a real Redis (unique prefix), the sandbox over loopback and the real payment worker:
  *
  * - on a batch that never needed approval, a corrected result file that makes a failed row pay

@@ -1,4 +1,4 @@
-/** The gate's rule (docs/design.md §3.13): what is a new instruction, and when it needs approval. */
+/** The gate's rule (docs/design.md §3.14): what is a new instruction, and when it needs approval. */
 import { describe, expect, it } from "vitest";
 import { parseApprovalThresholds } from "../../../src/approvals/index.js";
 import { auditedChanges, cellChanges, instructionChanges, judgeCorrection } from "../../../src/gate/index.js";
