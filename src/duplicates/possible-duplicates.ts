@@ -4,7 +4,7 @@
  * row is not paid unless a person confirms it. Also the content key of a row without a reference,
  * which needs the same pass over the sheet (its occurrence among identical rows). Pure: no I/O.
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { PayoutInstruction } from "../intake/payout-instruction.js";
 import { contentKeyFor } from "../row-identity/index.js";
 import { FirstUseIndex } from "./first-use-index.js";
@@ -24,7 +24,8 @@ export type PaymentFields = Pick<
  */
 export function paymentKeyOf(row: PaymentFields): string {
   const parts = [row.originatingAccountId, row.receivingAccountId, row.amount, row.currency.toUpperCase()];
-  return createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 24);
+  // The one-shot hash: about half the time of a Hash object, on every row of every sheet.
+  return hash("sha256", JSON.stringify(parts), "hex").slice(0, 24);
 }
 
 /** Another row that pays the same: in this sheet (no batch) or in an earlier batch. */
@@ -59,6 +60,8 @@ export function possibleDuplicateMessage(row: PaymentFields, matches: readonly D
 
 /** What the sheet's pass says of one valid row. */
 export interface SheetRowCheck {
+  /** What the row pays ({@link paymentKeyOf}), for the cross-batch look-up. */
+  paymentKey: string;
   /** For a row without a reference: its identity (row-identity's contentKeyFor). */
   contentKey: string | undefined;
   /** An earlier row of the sheet that pays the same. */
@@ -74,7 +77,8 @@ export class SheetDuplicates {
   private readonly contents = new FirstUseIndex();
 
   check(instruction: PayoutInstruction): SheetRowCheck {
-    const use = this.payments.record(paymentKeyOf(instruction), instruction.rowNumber, instruction.reference);
+    const paymentKey = paymentKeyOf(instruction);
+    const use = this.payments.record(paymentKey, instruction.rowNumber, instruction.reference);
     const earlier = use.occurrence === 1 ? undefined : { rowNumber: use.firstRow, reference: use.firstNote };
     let contentKey: string | undefined;
     if (!instruction.reference) {
@@ -85,6 +89,6 @@ export class SheetDuplicates {
         this.contents.record(content, instruction.rowNumber).occurrence,
       );
     }
-    return { contentKey, earlier };
+    return { paymentKey, contentKey, earlier };
   }
 }

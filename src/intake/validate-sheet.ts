@@ -10,7 +10,6 @@ import { FirstUseIndex } from "../duplicates/first-use-index.js";
 import {
   type DuplicateLookup,
   type DuplicateMatch,
-  paymentKeyOf,
   possibleDuplicateMessage,
   SheetDuplicates,
 } from "../duplicates/index.js";
@@ -327,24 +326,21 @@ async function* flagPossibleDuplicates(
   ctx: { column: string; index: DuplicateLookup | undefined; allow: boolean; chunkSize: number },
 ): AsyncGenerator<ValidatedRow> {
   const sheet = new SheetDuplicates();
-  let chunk: { validated: ValidatedRow; earlier: DuplicateMatch | undefined }[] = [];
+  type Waiting = { validated: ValidatedRow; paymentKey?: string; earlier?: DuplicateMatch | undefined };
+  let chunk: Waiting[] = [];
   const flush = async function* (): AsyncGenerator<ValidatedRow> {
     const waiting = chunk;
     chunk = [];
     const keys = new Set<string>();
-    for (const { validated } of waiting)
-      if (validated.instruction) keys.add(paymentKeyOf(validated.instruction));
+    for (const { paymentKey } of waiting) if (paymentKey) keys.add(paymentKey);
     const earlierBatches = ctx.index && keys.size > 0 ? await ctx.index.find([...keys]) : undefined;
-    for (const { validated, earlier } of waiting) {
+    for (const { validated, paymentKey, earlier } of waiting) {
       const instruction = validated.instruction;
-      if (!instruction) {
+      if (!instruction || !paymentKey) {
         yield validated;
         continue;
       }
-      const matches = [
-        ...(earlier ? [earlier] : []),
-        ...(earlierBatches?.get(paymentKeyOf(instruction)) ?? []),
-      ];
+      const matches = [...(earlier ? [earlier] : []), ...(earlierBatches?.get(paymentKey) ?? [])];
       if (matches.length === 0) {
         yield validated;
         continue;
@@ -361,13 +357,14 @@ async function* flagPossibleDuplicates(
     }
   };
   for await (const validated of rows) {
-    let earlier: DuplicateMatch | undefined;
+    const waiting: Waiting = { validated };
     if (validated.instruction) {
       const seen = sheet.check(validated.instruction);
       if (seen.contentKey) validated.instruction = { ...validated.instruction, contentKey: seen.contentKey };
-      earlier = seen.earlier;
+      waiting.paymentKey = seen.paymentKey;
+      waiting.earlier = seen.earlier;
     }
-    chunk.push({ validated, earlier });
+    chunk.push(waiting);
     if (!ctx.index || chunk.length >= ctx.chunkSize) yield* flush();
   }
   yield* flush();

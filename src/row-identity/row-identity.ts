@@ -12,7 +12,7 @@
  * - the payment metadata: the sheet's `metadata.<key>` columns plus `payouts_batch`, `payouts_row`,
  *   `payouts_attempt`, which let the batch be rebuilt from the ledger (docs/design.md §3.3).
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { PayoutsError } from "../errors/index.js";
 import { RESERVED_METADATA_KEYS } from "../intake/payout-instruction.js";
 import {
@@ -163,7 +163,7 @@ export function attachmentKeyFor(entityId: string, batchId: string, filePath: st
 }
 
 function shortHash(text: string, hexChars: number): string {
-  return createHash("sha256").update(text, "utf8").digest("hex").slice(0, hexChars);
+  return hash("sha256", text, "hex").slice(0, hexChars);
 }
 
 /**

@@ -62,7 +62,11 @@ describe("SheetDuplicates", () => {
   it("names the first row that pays the same and counts identical rows for their content keys", () => {
     const sheet = new SheetDuplicates();
     const first = sheet.check(row(2, { reference: "INV-1" }));
-    expect(first).toEqual({ contentKey: undefined, earlier: undefined });
+    expect(first).toEqual({
+      paymentKey: paymentKeyOf(row(2, { reference: "INV-1" })),
+      contentKey: undefined,
+      earlier: undefined,
+    });
     const plain = sheet.check(row(3));
     expect(plain.earlier).toEqual({ rowNumber: 2, reference: "INV-1" });
     const again = sheet.check(row(4));
