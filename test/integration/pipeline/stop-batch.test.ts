@@ -227,6 +227,32 @@ describe("stopping a batch", () => {
     ).toBe(true);
   }, 180_000);
 
+  it("cancel never marks a row whose send passed the fence: it goes on under its own key", async () => {
+    const { prefix, pipeline } = await setUp("cancel-inflight");
+    const [inFlight, unsent] = [plain(1), plain(2)];
+    const batchId = await submit(pipeline, [inFlight!, unsent!]);
+    // A worker's send passed the fence for the first row (its request is on its way) when the cancel
+    // comes: that row may be paid, so it must not become canceled-unsent.
+    const sentAt = Date.now();
+    const fence = { attempt: 1, requoteGeneration: 0, now: sentAt, inDoubtUntil: sentAt + 60_000 };
+    expect(await pipeline.store.fenceSend(batchId, inFlight!.rowKey, fence)).toBe("ok");
+
+    const canceled = await operator(["cancel", batchId], prefix);
+    expect(canceled.code, canceled.text).toBe(0);
+    expect((await pipeline.store.getRow(batchId, inFlight!.rowKey))?.state).toBe("queued");
+    expect((await pipeline.store.getRow(batchId, unsent!.rowKey))?.state).toBe("canceled-unsent");
+
+    // The row in flight goes on under its own key; the canceled one sends nothing.
+    await startWorker(prefix, 5);
+    await until("the row in flight paid", async () => {
+      const row = await pipeline.store.getRow(batchId, inFlight!.rowKey);
+      return row?.paymentId ? row : undefined;
+    });
+    expect((await paymentsOfBatch(api, batchId)).map((p) => p.metadata!.payouts_row)).toEqual([
+      inFlight!.rowKey,
+    ]);
+  }, 120_000);
+
   it("the circuit breaker pauses a batch whose rows are all refused with one code, and notifies", async () => {
     const { prefix, pipeline } = await setUp("breaker");
     // The sandbox's supplier-mxn needs an attachment until it was paid once: every row is refused
