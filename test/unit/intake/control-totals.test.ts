@@ -224,6 +224,15 @@ describe("declared totals", () => {
     expect(() => parseDeclaredTotal("125000")).toThrow(/USD:125000.00/);
     expect(() => parseDeclaredTotal("XXQ:1")).toThrow(/ISO 4217/);
     expect(() => parseDeclaredTotal("USD:1.234")).toThrow();
+    // Written as amounts are: thousands separators and either decimal mark when it is self-evident,
+    // each currency's own decimals, and never a guess.
+    expect(parseDeclaredTotal("USD:1,234.50")).toEqual({ currency: "USD", minor: 123_450 });
+    expect(parseDeclaredTotal("EUR:1.234,50")).toEqual({ currency: "EUR", minor: 123_450 });
+    expect(parseDeclaredTotal("EUR 1234,50")).toEqual({ currency: "EUR", minor: 123_450 });
+    expect(parseDeclaredTotal("KWD:1,234.500")).toEqual({ currency: "KWD", minor: 1_234_500 });
+    expect(parseDeclaredTotal("JPY:1234")).toEqual({ currency: "JPY", minor: 1234 });
+    expect(() => parseDeclaredTotal("JPY:1234.5")).toThrow(/more decimals than JPY/);
+    expect(() => parseDeclaredTotal("KWD:1,234")).toThrow(/either decimal mark.*KWD:1234\.000/);
     expect(() => declaredTotalsOf(undefined, ["USD:1", "usd:2"])).toThrow(/twice/);
   });
 });
