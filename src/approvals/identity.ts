@@ -2,7 +2,12 @@
 import { userInfo } from "node:os";
 import { SYSTEM_IDENTITIES } from "./rules.js";
 
-/** `cli:<os user>`: recorded as the submitter of `payouts submit`; never able to approve. */
+/**
+ * `cli:<os user>`: who a command acts as (the submitter of `payouts submit`, the actor of every
+ * command's audit entry through src/gate's cliCaller); never able to approve. The account the process
+ * runs as, not $USER (which anyone can set); the environment's name only where the uid has no passwd
+ * entry.
+ */
 export function cliIdentity(): string {
   let name = process.env.USER ?? process.env.USERNAME ?? "";
   try {

@@ -11,7 +11,9 @@
  * A cancel pauses first, then marks every row never sent on its attempt `canceled-unsent` (never
  * sent, so no payment can exist) and cancels at the service the payments still `scheduled`. Rows in
  * flight or paid keep their course; once every row is final, the batch finishes as any other (final
- * result file, notification).
+ * result file, notification). A canceled batch is never resumed: an operator pays its rows by a
+ * retry (through the gate), whose new attempt the cancel does not hold (START_NEW_ATTEMPT releases
+ * it, FENCE_SEND lets it through).
  */
 import type { BatchStore, RowRecord } from "../batches/index.js";
 import { adoptPayment, enqueueQueuedRows, type RowEnqueuer, type SubmissionGate } from "../batches/index.js";

@@ -20,7 +20,8 @@
  * job finishes, coalesced, and on a timer as the backstop: src/pipeline/feed-loop.ts), and whoever
  * restarts a feed (an approval, an operator retry, a recovery). A batch awaiting approval has no feed
  * until it is approved (src/approvals), so nothing of it is queued. A paused batch (src/batch-control)
- * keeps its feed but is passed over until it is resumed.
+ * keeps its feed but is passed over until it is resumed; a canceled batch leaves the feeding list, and
+ * only an operator retry (or an approved correction) of its rows feeds it again.
  */
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -220,8 +221,11 @@ export class BatchFeeder {
    */
   private async feedBatch(batchId: string, room: number): Promise<number> {
     const { keys, redis } = this.store;
-    // A paused (or canceled) batch is not fed; it stays on the feeding list, so a resume carries on.
-    if ((await redis.hexists(keys.stop(batchId), "paused")) === 1) return 0;
+    // A paused batch is not fed; it stays on the feeding list, so a resume carries on. A canceled one
+    // (never resumed) is fed only when an operator retry restarts its feed: the send fence holds every
+    // row of it but the attempts started after the cancel.
+    const [paused, canceled] = await redis.hmget(keys.stop(batchId), "paused", "canceled");
+    if (paused && !canceled) return 0;
     const [cursorText, epochText] = await redis.hmget(keys.feed(batchId), "cursor", "epoch");
     const epoch = epochText ?? "0";
     const batch = await this.store.getBatch(batchId);

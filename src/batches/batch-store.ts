@@ -728,7 +728,12 @@ export class BatchStore {
     const result = (await runScript(
       this.redis,
       START_NEW_ATTEMPT,
-      [this.keys.row(batchId, rowKey), this.keys.counts(batchId), this.keys.totals(batchId)],
+      [
+        this.keys.row(batchId, rowKey),
+        this.keys.counts(batchId),
+        this.keys.totals(batchId),
+        this.keys.stop(batchId),
+      ],
       [String(expectedAttempt), rowStamp(this.now()), JSON.stringify(note), msArg(nowMs)],
     )) as ScriptOutcome;
     return changeResultOf(result);
@@ -766,6 +771,7 @@ export class BatchStore {
         this.keys.row(batchId, rowKey),
         this.keys.counts(batchId),
         this.keys.totals(batchId),
+        this.keys.stop(batchId),
         this.keys.rows(batchId),
       ],
       [

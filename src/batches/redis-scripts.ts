@@ -142,6 +142,7 @@ export const SEND_ONLY_FIELDS = [
   "lastSentAt",
   "inDoubtUntil",
   "sentAttempt",
+  "releasedAttempt",
 ] as const;
 
 /**
@@ -311,19 +312,21 @@ return {'ok', cur, att}
  *
  * `paused`: the batch is paused or canceled (src/batch-control) and this attempt was never sent. An
  * attempt already sent once (`sentAttempt`) may send again under its key: it is in flight, and only
- * its own key can tell whether it paid.
+ * its own key can tell whether it paid. An attempt an operator started after the batch was canceled
+ * (`releasedAttempt`, START_NEW_ATTEMPT) is not held by the cancel: it is a new instruction that
+ * passed the gate, and a canceled batch is never resumed.
  */
 export const FENCE_SEND = script(
   "fenceSend",
   `
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing', '', ''} end
-local row = redis.call('HMGET', KEYS[1], 'state', 'attempt', 'paymentId', 'requoteGeneration', 'sentBodyHash', 'sentGeneration', 'sentAttempt')
+local row = redis.call('HMGET', KEYS[1], 'state', 'attempt', 'paymentId', 'requoteGeneration', 'sentBodyHash', 'sentGeneration', 'sentAttempt', 'releasedAttempt')
 local cur, att = row[1], row[2]
 if att ~= ARGV[1] then return {'stale', cur, att} end
 if cur ~= 'queued' or row[3] then return {'done', cur, att} end
 if (row[4] or '0') ~= ARGV[2] then return {'requoted', cur, att} end
 if ARGV[3] ~= '' and (row[5] ~= ARGV[3] or row[6] ~= ARGV[2]) then return {'body-changed', cur, att} end
-if row[7] ~= ARGV[1] and redis.call('HEXISTS', KEYS[2], 'paused') == 1 then return {'paused', cur, att} end
+if row[7] ~= ARGV[1] and row[8] ~= ARGV[1] and redis.call('HEXISTS', KEYS[2], 'paused') == 1 then return {'paused', cur, att} end
 if KEYS[3] and redis.call('GET', KEYS[3]) ~= ARGV[6] then return {'lock-lost', cur, att} end
 redis.call('HSET', KEYS[1], 'lastSentAt', ARGV[4], 'inDoubtUntil', ARGV[5], 'sentAttempt', ARGV[1])
 return {'ok', cur, att}
@@ -334,7 +337,10 @@ const RETRYABLE_LUA = `{${RETRYABLE_ROW_STATES.map((s) => `["${s}"]=true`).join(
 
 /**
  * An operator retry: a new attempt of a failed, canceled, rejected or errored row. Clears everything
- * that belonged to the previous attempt. KEYS: row, counts, totals[, static rows hash]. ARGV: expected
+ * that belonged to the previous attempt. In a canceled batch the attempt is released from the cancel
+ * (`releasedAttempt`, read by FENCE_SEND), atomically with its start: an attempt started before the
+ * cancel is held (and marked by it), one started after is the operator's new instruction.
+ * KEYS: row, counts, totals, the batch's stop hash[, static rows hash]. ARGV: expected
  * attempt, now, note, now in ms ('' = no check)[, row key, corrected static JSON, corrected
  * currency, corrected amount].
  * Returns {outcome, state before, new attempt}: outcome is ok | missing | stale | refused | in-doubt
@@ -366,13 +372,14 @@ local currency, amount = oldCurrency, oldAmount
 local had = redis.call('HGET', KEYS[1], 'paymentId')
 if had then expand_payment_mark(KEYS[1], had) end
 redis.call('HDEL', KEYS[1], 'paymentId', 'paymentStatus', 'debitUsd', 'fxRate', 'quote', 'sentBodyHash',
-  'sentGeneration', 'sentAttempt', 'errorCode', 'errorMessage', 'fees', 'paymentUpdatedAt')
+  'sentGeneration', 'sentAttempt', 'releasedAttempt', 'errorCode', 'errorMessage', 'fees', 'paymentUpdatedAt')
 redis.call('HSET', KEYS[1], 'state', 'queued', 'attempt', next, 'requoteGeneration', '0', 'updatedAt', now)
+if redis.call('HEXISTS', KEYS[4], 'canceled') == 1 then redis.call('HSET', KEYS[1], 'releasedAttempt', next) end
 if #ARGV >= 8 then
   -- An operator's correction: the row's static record and the amount its totals count are replaced.
   currency, amount = ARGV[7], tonumber(ARGV[8])
   redis.call('HSET', KEYS[1], 'currency', currency, 'amount', ARGV[8])
-  redis.call('HSET', KEYS[4], ARGV[5], ARGV[6])
+  redis.call('HSET', KEYS[5], ARGV[5], ARGV[6])
 end
 redis.call('HINCRBY', KEYS[2], cur, -1)
 redis.call('HINCRBY', KEYS[2], 'queued', 1)

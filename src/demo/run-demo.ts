@@ -24,7 +24,7 @@ import {
 } from "../batches/index.js";
 import type { AppConfig } from "../config/index.js";
 import { cliCaller, passGate } from "../gate/index.js";
-import { createLogger } from "../logging/index.js";
+import { configSecrets, createLogger } from "../logging/index.js";
 import { formatMinor } from "../money/index.js";
 import { batchFinishedHandler } from "../notify/index.js";
 import type { PayoutsClient } from "../payouts-api/index.js";
@@ -83,7 +83,11 @@ const DEMO_CLOCK = { toInProgressMs: 400, toFinalMs: 800 };
  */
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const { config, say } = options;
-  const logger = createLogger({ level: config.logLevel === "info" ? "warn" : config.logLevel, name: "demo" });
+  const logger = createLogger({
+    level: config.logLevel === "info" ? "warn" : config.logLevel,
+    name: "demo",
+    secrets: configSecrets(config),
+  });
   const cleanups: Array<() => Promise<unknown>> = [];
   // Each part gets a bounded time to stop: with Redis or the service gone, a close that waits on
   // them must not keep the demo up (what it leaves is working state; the ledger keeps the payments).

@@ -193,7 +193,10 @@ export function checkControlTotals(input: {
 
 /**
  * A declared total as written on the command line or in a form: `USD:125000.00` (or `USD 125000.00`).
- * Throws an Error saying what is wrong.
+ * The amount is read as a sheet's amount is, by the money parser, with no decimal mark assumed (it is
+ * typed before any sheet is read, in whatever locale): `1,234.50` and `1.234,50` are self-evident, a
+ * bare `1,234` or `1.234` is refused as ambiguous rather than guessed. Throws an Error saying what is
+ * wrong.
  */
 export function parseDeclaredTotal(text: string): { currency: string; minor: number } {
   const match = /^\s*([A-Za-z]{3})\s*[:= ]\s*(\S+)\s*$/.exec(text);
@@ -204,7 +207,16 @@ export function parseDeclaredTotal(text: string): { currency: string; minor: num
   if (currencyExponent(currency) === undefined) {
     throw new Error(`"${currency}" in "${text}" is not an ISO 4217 currency code`);
   }
-  const parsed = parseAmount(match[2]!, currency, "dot");
+  const amount = match[2]!;
+  const parsed = parseAmount(amount, currency, "unknown");
+  if (!parsed.ok && parsed.code === "AMOUNT_AMBIGUOUS") {
+    // The parser's words speak of a sheet's decimal mark; this figure was typed by the reader.
+    const whole = parseAmount(amount.replace(/[.,]/, ""), currency, "unknown");
+    const example = whole.ok ? ` (e.g. ${currency}:${whole.normalized})` : "";
+    throw new Error(
+      `"${text}": "${amount}" could be read with either decimal mark; write the decimals out${example}`,
+    );
+  }
   if (!parsed.ok) throw new Error(`"${text}": ${parsed.message}`);
   return { currency, minor: parsed.minor };
 }

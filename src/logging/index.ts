@@ -1,5 +1,6 @@
 export {
   type CreateLoggerOptions,
+  configSecrets,
   createLogger,
   type Logger,
   type LogLevel,

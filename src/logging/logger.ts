@@ -1,4 +1,5 @@
 import { type DestinationStream, type Logger, type LoggerOptions, pino } from "pino";
+import { errorSerializer } from "./error-serializer.js";
 import { REDACTED } from "./redact-secrets.js";
 
 export type { Logger } from "pino";
@@ -23,6 +24,11 @@ export interface CreateLoggerOptions {
   name?: string;
   /** Where lines go. Default: stdout (pino's own fast destination). Tests pass a stream to read back. */
   destination?: DestinationStream;
+  /**
+   * Secret values this process knows (the API key, the webhook secret, the API token): never written
+   * inside a logged error, wherever they appear in it.
+   */
+  secrets?: readonly (string | undefined | null)[];
 }
 
 /**
@@ -33,8 +39,12 @@ export interface CreateLoggerOptions {
 const SECRET_FIELDS = [
   "apiKey",
   '["api-key"]',
+  '["x-api-key"]',
   "authorization",
   "Authorization",
+  '["proxy-authorization"]',
+  "cookie",
+  '["set-cookie"]',
   "secret",
   "webhookSecret",
   "signingSecret",
@@ -64,12 +74,49 @@ export const REDACT_PATHS: readonly string[] = SECRET_FIELDS.flatMap((field) => 
   return paths;
 });
 
-/** A pino logger that censors secret-bearing fields. Use it for every log line the app writes. */
+/**
+ * {@link SECRET_FIELDS} as key names, lower case: what a logged error's fields are censored by at any
+ * depth (header names come in any case). Paths into an object (`card.number`) stay paths only.
+ */
+const SECRET_KEYS: ReadonlySet<string> = new Set(
+  SECRET_FIELDS.filter((f) => !/^\w+\.\w/.test(f)).map((f) =>
+    (f.startsWith("[") ? (JSON.parse(f.slice(1, -1)) as string) : f).toLowerCase(),
+  ),
+);
+
+/**
+ * A pino logger that censors secret-bearing fields, and every error it writes (errorSerializer).
+ * Use it for every log line the app writes.
+ */
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const config: LoggerOptions = {
     level: options.level ?? "info",
     redact: { paths: [...REDACT_PATHS], censor: REDACTED },
+    serializers: { err: errorSerializer(SECRET_KEYS, options.secrets ?? []) },
   };
   if (options.name !== undefined) config.name = options.name;
   return options.destination ? pino(config, options.destination) : pino(config);
+}
+
+/**
+ * The secret values among the settings, for {@link CreateLoggerOptions.secrets}: the API key, the
+ * webhook secret, the API token, REDIS_URL's password. Every entry point passes them to its logger.
+ */
+export function configSecrets(config: {
+  apiKey?: string | undefined;
+  webhookSecret?: string | undefined;
+  token?: string | undefined;
+  redisUrl?: string | undefined;
+}): string[] {
+  const values = [config.apiKey, config.webhookSecret, config.token, redisPassword(config.redisUrl)];
+  return values.filter((v): v is string => v !== undefined && v !== "");
+}
+
+function redisPassword(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    return decodeURIComponent(new URL(url).password);
+  } catch {
+    return undefined;
+  }
 }

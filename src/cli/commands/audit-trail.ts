@@ -5,10 +5,11 @@
  */
 
 import { once } from "node:events";
-import { createWriteStream } from "node:fs";
+import type { Writable } from "node:stream";
 import type { Command } from "commander";
 import { AUDIT_CSV_HEADER, type AuditEntry, AuditTrail, auditCsvLine } from "../../audit/index.js";
 import { loadConfig } from "../../config/index.js";
+import { writeFileAtomic } from "../../files/index.js";
 import { withRedis } from "../batch-store-connection.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { redisPrefixOption } from "../options.js";
@@ -53,17 +54,17 @@ export function registerAuditTrail(program: Command): void {
           if (data.length === 0) process.stderr.write("no audit entries match\n");
           return;
         }
-        const out = flags.output ? createWriteStream(flags.output) : process.stdout;
-        const write = async (text: string) => {
-          if (!out.write(text)) await once(out, "drain");
+        // Streamed, a line per entry as it is read; a file is written whole or not at all (§3.7).
+        const csv = async (out: Writable) => {
+          const write = async (text: string) => {
+            if (!out.write(text)) await once(out, "drain");
+          };
+          await write(AUDIT_CSV_HEADER);
+          for await (const e of trail.entries(filter)) await write(auditCsvLine(e));
         };
-        await write(AUDIT_CSV_HEADER);
-        for await (const e of trail.entries(filter)) await write(auditCsvLine(e));
-        if (out !== process.stdout) {
-          out.end();
-          await once(out, "finish");
-          process.stderr.write(`${flags.output}\n`);
-        }
+        if (!flags.output) return csv(process.stdout);
+        await writeFileAtomic(flags.output, csv);
+        process.stderr.write(`${flags.output}\n`);
       });
     });
 }

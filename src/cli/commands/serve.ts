@@ -6,7 +6,7 @@
 import type { Command } from "commander";
 import { BatchStore } from "../../batches/index.js";
 import { ConfigError, loadConfig, requireApi } from "../../config/index.js";
-import { createLogger } from "../../logging/index.js";
+import { configSecrets, createLogger } from "../../logging/index.js";
 import { serviceRequestHooks } from "../../metrics/index.js";
 import { createPayoutsClient } from "../../payouts-api/index.js";
 import { connectRedis } from "../../pipeline/index.js";
@@ -52,7 +52,7 @@ export async function runServe(
   const config = loadConfig();
   const api = requireApi(config);
   if (!config.webhookSecret) throw new ConfigError("PAYOUTS_WEBHOOK_SECRET (or PAYOUTS_API_KEY) must be set");
-  const logger = createLogger({ level: config.logLevel, name: "server" });
+  const logger = createLogger({ level: config.logLevel, name: "server", secrets: configSecrets(config) });
   await requireRedis(config.redisUrl, {
     prefix: opts.redisPrefix,
     waitMs: REDIS_START_WAIT_MS,

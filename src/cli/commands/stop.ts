@@ -5,10 +5,10 @@
  * service. Each is kept in the audit trail as `cli:<os user>`. Needs Redis (and, to cancel, the service).
  */
 import type { Command } from "commander";
-import { cliIdentity } from "../../approvals/index.js";
 import { AuditTrail } from "../../audit/index.js";
 import { cancelBatch, pauseBatch, resumeBatch, StopRefusedError } from "../../batch-control/index.js";
 import { loadConfig, requireApi } from "../../config/index.js";
+import { cliCaller } from "../../gate/index.js";
 import { createPayoutsClient } from "../../payouts-api/index.js";
 import { openPipeline, type Pipeline } from "../../pipeline/index.js";
 import { CliError, EXIT } from "../exit-codes.js";
@@ -69,7 +69,7 @@ export async function runStop(
   const config = loadConfig();
   const pipeline = openPipeline({ redisUrl: config.redisUrl, prefix: flags.redisPrefix, failFast: true });
   const audit = new AuditTrail(pipeline.redis, flags.redisPrefix);
-  const actor = { kind: "cli" as const, name: cliIdentity() };
+  const { actor } = cliCaller();
   try {
     await pipeline.redis.ping().catch((err: Error) => {
       throw new CliError(`cannot reach Redis at REDIS_URL: ${err.message}`, EXIT.usage);

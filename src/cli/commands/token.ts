@@ -6,9 +6,10 @@ import type { Command } from "commander";
 import { AuditTrail } from "../../audit/index.js";
 import { AuthStore, ROLES } from "../../auth/index.js";
 import { loadConfig } from "../../config/index.js";
+import { cliCaller } from "../../gate/index.js";
 import { withRedis } from "../batch-store-connection.js";
 import { redisPrefixOption } from "../options.js";
-import { authFailure, cliActor } from "./user.js";
+import { authFailure } from "./user.js";
 
 interface TokenCommandOptions {
   redisPrefix: string;
@@ -25,15 +26,14 @@ export function registerToken(program: Command): void {
     .description("Create a bearer token; it is printed once and cannot be shown again")
     .action(async (name: string, opts: TokenCommandOptions & { role: string }) => {
       await withRedis(loadConfig(), opts.redisPrefix, async (redis) => {
-        const actor = cliActor();
+        const caller = cliCaller();
         const created = await new AuthStore(redis, opts.redisPrefix)
-          .createToken(name, opts.role, actor.name)
+          .createToken(name, opts.role, caller.actor.name)
           .catch(authFailure);
         await new AuditTrail(redis, opts.redisPrefix).record({
-          actor,
+          ...caller,
           action: "token.create",
           target: name,
-          from: "cli",
           outcome: "ok",
           detail: { role: created.info.role },
         });
@@ -69,10 +69,9 @@ export function registerToken(program: Command): void {
       await withRedis(loadConfig(), opts.redisPrefix, async (redis) => {
         await new AuthStore(redis, opts.redisPrefix).revokeToken(name).catch(authFailure);
         await new AuditTrail(redis, opts.redisPrefix).record({
-          actor: cliActor(),
+          ...cliCaller(),
           action: "token.revoke",
           target: name,
-          from: "cli",
           outcome: "ok",
         });
         process.stdout.write(`token ${name} revoked\n`);

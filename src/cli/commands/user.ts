@@ -18,12 +18,6 @@ interface AuthCommandOptions {
   redisPrefix: string;
 }
 
-/** Who ran a command, for the audit trail. */
-/** The audit actor of a command: `cli:<os user>`, as every command that moves money records it. */
-export function cliActor() {
-  return cliCaller().actor;
-}
-
 /** The first line of standard input; on a terminal, asked for without echoing it. */
 export async function readSecretLine(prompt: string): Promise<string> {
   const input = process.stdin;
@@ -61,10 +55,9 @@ export function registerUser(program: Command): void {
         const store = new AuthStore(redis, opts.redisPrefix);
         const added = await store.addUser(name, opts.role, password).catch(authFailure);
         await new AuditTrail(redis, opts.redisPrefix).record({
-          actor: cliActor(),
+          ...cliCaller(),
           action: "user.add",
           target: name,
-          from: "cli",
           outcome: "ok",
           detail: { role: added.role },
         });
@@ -103,10 +96,9 @@ export function registerUser(program: Command): void {
       await withRedis(loadConfig(), opts.redisPrefix, async (redis) => {
         await new AuthStore(redis, opts.redisPrefix).disableUser(name).catch(authFailure);
         await new AuditTrail(redis, opts.redisPrefix).record({
-          actor: cliActor(),
+          ...cliCaller(),
           action: "user.disable",
           target: name,
-          from: "cli",
           outcome: "ok",
         });
         process.stdout.write(`user ${name} disabled\n`);

@@ -5,7 +5,7 @@
  */
 import type { Command } from "commander";
 import { loadConfig, requireApi } from "../../config/index.js";
-import { createLogger } from "../../logging/index.js";
+import { configSecrets, createLogger } from "../../logging/index.js";
 import { DEFAULT_STABLE_MS, DEFAULT_WATCH_CONCURRENCY, startWatchService } from "../../watch/index.js";
 import { parsePositiveInt, redisPrefixOption } from "../options.js";
 import { REDIS_START_WAIT_MS, requireRedis } from "../redis-check.js";
@@ -54,7 +54,7 @@ export function registerWatch(program: Command): void {
       const stopSignal = untilShutdownSignal({ graceMs: WATCH_STOP_GRACE_MS });
       const config = loadConfig();
       const api = requireApi(config);
-      const logger = createLogger({ level: config.logLevel, name: "watch" });
+      const logger = createLogger({ level: config.logLevel, name: "watch", secrets: configSecrets(config) });
       await requireRedis(config.redisUrl, {
         prefix: flags.redisPrefix,
         waitMs: REDIS_START_WAIT_MS,

@@ -10,7 +10,7 @@ import { AuditTrail } from "../../audit/index.js";
 import { BatchStore } from "../../batches/index.js";
 import { loadConfig, requireApi } from "../../config/index.js";
 import { auditAndRecord } from "../../ledger-audit/index.js";
-import { createLogger } from "../../logging/index.js";
+import { configSecrets, createLogger } from "../../logging/index.js";
 import {
   countReturnedRow,
   Registry,
@@ -81,7 +81,11 @@ export async function runWorker(opts: WorkerCommandOptions): Promise<void> {
   const stopSignal = untilShutdownSignal({ graceMs: opts.shutdownGraceMs + 1_000 });
   const config = loadConfig();
   const api = requireApi(config);
-  const logger = createLogger({ level: config.logLevel, name: "payment-worker" });
+  const logger = createLogger({
+    level: config.logLevel,
+    name: "payment-worker",
+    secrets: configSecrets(config),
+  });
   await requireRedis(config.redisUrl, {
     prefix: opts.redisPrefix,
     waitMs: REDIS_START_WAIT_MS,

@@ -2,10 +2,11 @@
  * Money moved from the shell is in the audit trail (docs/design.md §3.14): `payouts submit`,
  * `payouts retry` and `payouts recover`, run as an operator runs them (the built CLI in child
  * processes, a real Redis, the sandbox over loopback), each leave an entry naming `cli:<os user>`,
- * the batch and what was done.
+ * the batch and what was done; `payouts audit-trail --csv -o` writes the trail formula-safe, whole or
+ * not at all.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
@@ -102,5 +103,43 @@ describe("the audit trail of CLI commands", () => {
       .split(/\r?\n/);
     expect(lines[0]).toBe("id,at,actor_kind,actor,role,action,target,from,outcome,detail");
     expect(lines.slice(1).map((l) => l.split(",")[5])).toEqual(["rows.retry"]);
+  });
+
+  it("exports CSV to a file whole and formula-safe, and leaves no file when the export fails", async () => {
+    const trail = new AuditTrail(redis, prefix);
+    const formula = '=HYPERLINK("http://evil.example","click")';
+    const batchId = `b-csv-${randomBytes(3).toString("hex")}`;
+    await trail.record({
+      actor: { kind: "user", name: formula },
+      action: "batch.pause",
+      target: batchId,
+      from: "@127.0.0.1",
+      outcome: "ok",
+      detail: { reason: formula },
+    });
+    const out = path.join(dataDir, "audit-export.csv");
+    const ok = await run(["audit-trail", "--batch", batchId, "--csv", "-o", out]);
+    expect(ok.code, ok.output).toBe(0);
+    const cells = (await readFile(out, "utf8")).replace(/^\uFEFF/, "").split("\r\n")[1]!;
+    expect(cells).toContain(`"'=HYPERLINK(""http://evil.example"",""click"")"`);
+    expect(cells).toContain(",'@127.0.0.1,");
+    expect(cells).not.toMatch(/,"?[=+\-@]/);
+
+    // An entry that cannot be read, older than a good one: the export fails after writing a line.
+    // The command fails and the file it was asked for is not there half written.
+    const broken = uniquePrefix("cli-audit-broken");
+    await redis.xadd(`${broken}:audit`, "*", "at", "x", "entry", "{not json");
+    await new AuditTrail(redis, broken).record({
+      actor: { kind: "cli", name: me },
+      action: "batch.pause",
+      from: "cli",
+      outcome: "ok",
+    });
+    const failing = path.join(dataDir, "audit-failed.csv");
+    const p = spawnCli(["audit-trail", "--csv", "-o", failing, "--redis-prefix", broken], env);
+    const code = await p.exited;
+    await deleteKeys(redis, broken);
+    expect(code).not.toBe(0);
+    await expect(stat(failing)).rejects.toMatchObject({ code: "ENOENT" });
   });
 });

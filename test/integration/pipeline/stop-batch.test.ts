@@ -2,8 +2,9 @@
  * Stopping a batch with real processes (dist/ must be built): the sandbox and the worker run as their
  * own processes, `payouts pause|resume|cancel` as an operator runs them. A paused batch sends nothing
  * new (counted at the sandbox) and a resume pays every row once; a cancel marks the rows never sent and
- * cancels the payments still scheduled, and the result file says so; the circuit breaker pauses a
- * batch whose rows keep being refused with one code and says so at NOTIFY_URL.
+ * cancels the payments still scheduled, and the result file says so; a row a cancel marked is paid
+ * when an operator retries it; the circuit breaker pauses a batch whose rows keep being refused with
+ * one code and says so at NOTIFY_URL.
  */
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
@@ -226,6 +227,48 @@ describe("stopping a batch", () => {
         .every((l) => l.includes(",canceled,")),
     ).toBe(true);
   }, 180_000);
+
+  it("cancel never marks a row whose send passed the fence; a canceled row retried by an operator is paid once", async () => {
+    const { prefix, pipeline } = await setUp("cancel-inflight");
+    const [inFlight, unsent] = [plain(1), plain(2)];
+    const batchId = await submit(pipeline, [inFlight!, unsent!]);
+    // A worker's send passed the fence for the first row (its request is on its way) when the cancel
+    // comes: that row may be paid, so it must not become canceled-unsent.
+    const sentAt = Date.now();
+    const fence = { attempt: 1, requoteGeneration: 0, now: sentAt, inDoubtUntil: sentAt + 60_000 };
+    expect(await pipeline.store.fenceSend(batchId, inFlight!.rowKey, fence)).toBe("ok");
+
+    const canceled = await operator(["cancel", batchId], prefix);
+    expect(canceled.code, canceled.text).toBe(0);
+    expect((await pipeline.store.getRow(batchId, inFlight!.rowKey))?.state).toBe("queued");
+    expect((await pipeline.store.getRow(batchId, unsent!.rowKey))?.state).toBe("canceled-unsent");
+
+    // The row in flight goes on under its own key; the canceled one sends nothing.
+    await startWorker(prefix, 5);
+    await until("the row in flight paid", async () => {
+      const row = await pipeline.store.getRow(batchId, inFlight!.rowKey);
+      return row?.paymentId ? row : undefined;
+    });
+    expect((await paymentsOfBatch(api, batchId)).map((p) => p.metadata!.payouts_row)).toEqual([
+      inFlight!.rowKey,
+    ]);
+
+    // The operator pays the canceled row after all: a retry is an instruction through the gate like
+    // any other, and the batch's cancel does not hold the attempt it starts.
+    const retried = await operator(["retry", batchId, "--rows", String(unsent!.rowNumber)], prefix);
+    expect(retried.code, retried.text).toBe(0);
+    const paid = await until("the retried row paid", async () => {
+      const row = await pipeline.store.getRow(batchId, unsent!.rowKey);
+      return row?.paymentId ? row : undefined;
+    });
+    expect(paid.attempt).toBe(2);
+    const payments = await paymentsOfBatch(api, batchId);
+    expect(payments.map((p) => p.metadata!.payouts_row).sort()).toEqual(
+      [inFlight!.rowKey, unsent!.rowKey].sort(),
+    );
+    // Still canceled: it cannot be resumed, and a cancel run again leaves the paid rows alone.
+    expect((await readStop(pipeline.store, batchId)).canceled).not.toBeNull();
+  }, 120_000);
 
   it("the circuit breaker pauses a batch whose rows are all refused with one code, and notifies", async () => {
     const { prefix, pipeline } = await setUp("breaker");

@@ -18,9 +18,20 @@ import {
 } from "../../../src/intake/validate-sheet.js";
 import { account } from "./live-accounts.js";
 
+const international = (currency: string) => ({ currency, accountNumberLast4: "0001", address: {} });
 const live = buildLiveContext(
-  [account("ops-checking", "internal", "ach"), account("vendor-ach", "external", "ach")],
-  { capabilities: [{ operation: "payment.domestic:write", allowed: true, reasons: [] }] },
+  [
+    account("ops-checking", "internal", "ach"),
+    account("vendor-ach", "external", "ach"),
+    account("supplier-jpy", "external", "international-fx", { international: international("JPY") }),
+    account("supplier-kwd", "external", "international-fx", { international: international("KWD") }),
+  ],
+  {
+    capabilities: [
+      { operation: "payment.domestic:write", allowed: true, reasons: [] },
+      { operation: "payment.international:write", allowed: true, reasons: [] },
+    ],
+  },
 );
 const api: IntakeApi = {
   accounts: { listAll: () => Promise.reject(new Error("live data is given")) },
@@ -129,6 +140,70 @@ describe("a trailing total row", () => {
   });
 });
 
+describe("a total row's amount", () => {
+  it("is read like the rows' amounts: thousands separators, the sheet's decimal comma, 0 and 3 decimals", async () => {
+    const dot = await validate(
+      await csv("dot.csv", [
+        HEADER,
+        'P-1,ops-checking,vendor-ach,"1,000.25",USD',
+        "P-2,ops-checking,vendor-ach,234.25,USD",
+        'Total,,,"1,234.50",USD',
+      ]),
+    );
+    expect(dot.problems).toEqual([]);
+    expect(dot.validRows).toBe(2);
+
+    const comma = await validate(
+      await csv("comma.csv", [
+        HEADER.replaceAll(",", ";"),
+        "P-1;ops-checking;vendor-ach;1.000,25;USD",
+        "P-2;ops-checking;vendor-ach;234,25;USD",
+        "Total;;;1.234,50;USD",
+      ]),
+    );
+    expect(comma.problems).toEqual([]);
+
+    const fx = `${HEADER},purpose`;
+    const yen = await validate(
+      await csv("jpy.csv", [
+        fx,
+        "P-1,ops-checking,supplier-jpy,150000,JPY,Components",
+        "P-2,ops-checking,supplier-jpy,34500,JPY,Components",
+        "P-3,ops-checking,vendor-ach,12.50,USD,",
+        "Total JPY,,,184500,JPY",
+        'Total USD,,,"12.50",',
+      ]),
+    );
+    expect(yen.problems).toEqual([]);
+    const dinar = await validate(
+      await csv("kwd.csv", [
+        fx,
+        'P-1,ops-checking,supplier-kwd,"1,250.500",KWD,Components',
+        "P-2,ops-checking,supplier-kwd,0.125,KWD,Components",
+        'Total,,,"1,250.625",KWD',
+      ]),
+    );
+    expect(dinar.problems).toEqual([]);
+    const tooPrecise = await validate(
+      await csv("kwd-wrong.csv", [
+        fx,
+        "P-1,ops-checking,supplier-kwd,0.125,KWD,Components",
+        "Total,,,0.1250,KWD",
+      ]),
+    );
+    expect(tooPrecise.problems).toEqual([]);
+    const yenWithDecimals = await validate(
+      await csv("jpy-wrong.csv", [
+        fx,
+        "P-1,ops-checking,supplier-jpy,150000,JPY,Components",
+        "Total,,,150000.5,JPY",
+      ]),
+    );
+    expect(yenWithDecimals.problems.map((p) => p.code)).toEqual(["CONTROL_TOTAL_UNREADABLE"]);
+    expect(yenWithDecimals.problems[0]!.message).toMatch(/more decimals than JPY allows/);
+  });
+});
+
 describe("declared totals", () => {
   it("pass when they match and refuse the sheet with both figures when they do not", async () => {
     const file = await csv("declared.csv", [HEADER, ...ROWS]);
@@ -149,6 +224,15 @@ describe("declared totals", () => {
     expect(() => parseDeclaredTotal("125000")).toThrow(/USD:125000.00/);
     expect(() => parseDeclaredTotal("XXQ:1")).toThrow(/ISO 4217/);
     expect(() => parseDeclaredTotal("USD:1.234")).toThrow();
+    // Written as amounts are: thousands separators and either decimal mark when it is self-evident,
+    // each currency's own decimals, and never a guess.
+    expect(parseDeclaredTotal("USD:1,234.50")).toEqual({ currency: "USD", minor: 123_450 });
+    expect(parseDeclaredTotal("EUR:1.234,50")).toEqual({ currency: "EUR", minor: 123_450 });
+    expect(parseDeclaredTotal("EUR 1234,50")).toEqual({ currency: "EUR", minor: 123_450 });
+    expect(parseDeclaredTotal("KWD:1,234.500")).toEqual({ currency: "KWD", minor: 1_234_500 });
+    expect(parseDeclaredTotal("JPY:1234")).toEqual({ currency: "JPY", minor: 1234 });
+    expect(() => parseDeclaredTotal("JPY:1234.5")).toThrow(/more decimals than JPY/);
+    expect(() => parseDeclaredTotal("KWD:1,234")).toThrow(/either decimal mark.*KWD:1234\.000/);
     expect(() => declaredTotalsOf(undefined, ["USD:1", "usd:2"])).toThrow(/twice/);
   });
 });
