@@ -284,14 +284,14 @@ function approvalCard(b, a) {
           el(
             "button",
             { type: "button", id: "approve", class: "primary", onclick: () => decide("approve") },
-            "Approve this batch…",
+            correctionRound(a) ? "Approve these corrections…" : "Approve this batch…",
           ),
           el("label", { for: "reject-reason" }, "Reason for rejecting"),
           el("input", { id: "reject-reason", type: "text", size: "40", maxlength: "500" }),
           el(
             "button",
             { type: "button", id: "reject", onclick: () => decide("reject") },
-            "Reject this batch…",
+            correctionRound(a) ? "Reject these corrections…" : "Reject this batch…",
           ),
         )
       : a.status === "awaiting-approval" && session.me.name === a.submittedBy
@@ -302,6 +302,11 @@ function approvalCard(b, a) {
           )
         : null,
   );
+}
+
+/** The approval when it is a correction round with corrections listed (it decides only those rows). */
+function correctionRound(a) {
+  return a?.heldFor === "correction" && a.corrections?.length ? a : null;
 }
 
 async function decide(action) {
@@ -315,9 +320,8 @@ async function decide(action) {
     $("reject-reason").focus();
     return;
   }
-  const a = view.approval;
   // A correction round decides only its corrected rows (the rest were approved before): say those.
-  const round = a?.heldFor === "correction" && a.corrections?.length ? a : null;
+  const round = correctionRound(view.approval);
   const ok = await confirmDialog(
     action === "approve" && round
       ? {
@@ -341,11 +345,21 @@ async function decide(action) {
             ],
             confirm: `Approve paying ${totalsLine(b)}`,
           }
-        : {
-            title: "Reject this batch?",
-            lines: [`No row of ${b.sourceName} (${totalsLine(b)}) will be paid.`, `Reason: ${reason}`],
-            confirm: "Reject the batch",
-          },
+        : round
+          ? {
+              title: "Reject these corrections?",
+              lines: [
+                `The corrected rows of round ${round.round} of ${b.sourceName} stay as they were, unpaid by these corrections:`,
+                ...round.corrections.map((c) => `Row ${c.row}, by ${c.by}`),
+                `Reason: ${reason}`,
+              ],
+              confirm: "Reject the corrections",
+            }
+          : {
+              title: "Reject this batch?",
+              lines: [`No row of ${b.sourceName} (${totalsLine(b)}) will be paid.`, `Reason: ${reason}`],
+              confirm: "Reject the batch",
+            },
   );
   if (!ok) return;
   try {

@@ -248,6 +248,9 @@ describe("the operator's day at 30 rows", () => {
     await expect.poll(() => text("#held-corrections")).toContain("Row 13, by sam (console)");
     await accessible("a correction round waiting for approval");
     await shot("10-correct-2-to-approve");
+    // The round decides the corrections only, and its buttons say so.
+    expect(await page.locator("#approve").textContent()).toBe("Approve these corrections…");
+    expect(await page.locator("#reject").textContent()).toBe("Reject these corrections…");
     await page.locator("#approve").click();
     await expect.poll(() => text("dialog")).toContain("Row 13, by sam: amount 112.13 → 112.00");
     await accessible("the confirmation of a correction round");
