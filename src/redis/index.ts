@@ -12,3 +12,4 @@ export {
   MIGRATIONS,
   migrateLayout,
 } from "./layout-version.js";
+export { type LuaScript, type LuaValue, luaLiteral, luaScript, luaScripts } from "./lua-scripts.js";
