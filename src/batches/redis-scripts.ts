@@ -67,33 +67,3 @@ export const START_NEW_ATTEMPT = luaScript(new URL("./lua/start-new-attempt.lua"
   RETRYABLE: tables.RETRYABLE,
   NEVER_RETRIED: new Set(NEVER_RETRIED_CODES),
 });
-
-// Kept until the other modules' scripts move to .lua files.
-import { createHash } from "node:crypto";
-import type { RedisClient } from "../redis/index.js";
-
-export interface LegacyLuaScript {
-  name: string;
-  source: string;
-  sha: string;
-}
-
-export function defineLuaScript(name: string, source: string): LegacyLuaScript {
-  return { name, source, sha: createHash("sha1").update(source).digest("hex") };
-}
-
-export async function runScript(
-  redis: RedisClient,
-  lua: LegacyLuaScript,
-  keys: readonly string[],
-  args: readonly (string | number | Buffer)[],
-): Promise<unknown> {
-  try {
-    return await redis.evalsha(lua.sha, keys.length, ...keys, ...args);
-  } catch (err) {
-    if (err instanceof Error && err.message.includes("NOSCRIPT")) {
-      return redis.eval(lua.source, keys.length, ...keys, ...args);
-    }
-    throw err;
-  }
-}

@@ -1,6 +1,6 @@
 -- A row's history, kept by the row scripts (included by them): one line per change,
 -- `<at> <from|-> <to> <attempt> <note as JSON>`, only the latest HISTORY_MAX lines kept.
--- batch-store.ts parseHistory reads these lines; redis-scripts.ts says why they look so.
+-- batch-store.ts parseHistory reads these lines; redis-scripts.ts HISTORY_MAX says why they look so.
 local function history_line(now, from, to, attempt, note)
   return now .. ' ' .. (from or '-') .. ' ' .. to .. ' ' .. attempt .. ' ' .. note .. '\n'
 end

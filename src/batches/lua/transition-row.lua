@@ -19,6 +19,7 @@
 -- condition field no longer holds what the caller read: another run wrote it meanwhile).
 -- include: row-history.lua
 -- include: time-ms.lua
+-- include: ../../redis/lua/now-ms.lua
 -- What the change needs of the row, in one read (its history only when that is rewritten).
 local row = redis.call('HMGET', KEYS[1], 'state', 'attempt', 'paymentId', 'paymentUpdatedAt', 'currency',
   'amount', 'paymentCreatedAt', 'requoteGeneration')
@@ -146,8 +147,7 @@ if KEYS[4] then
   if TERMINAL[to] or not payment_now then
     redis.call('ZREM', KEYS[4], member)
   else
-    local t = redis.call('TIME')
-    redis.call('ZADD', KEYS[4], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), member)
+    redis.call('ZADD', KEYS[4], now_ms(), member)
   end
 end
 return {'ok', cur, att}

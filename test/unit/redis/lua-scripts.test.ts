@@ -18,15 +18,27 @@ import {
   ROW_STATES,
   TERMINAL_ROW_STATES,
 } from "../../../src/batches/index.js";
-import { HISTORY_MAX, START_NEW_ATTEMPT, TRANSITION_ROW } from "../../../src/batches/redis-scripts.js";
+import {
+  FENCE_SEND,
+  HISTORY_MAX,
+  START_NEW_ATTEMPT,
+  TRANSITION_ROW,
+} from "../../../src/batches/redis-scripts.js";
 import { PAYMENT_ID_MARK } from "../../../src/batches/row-fields.js";
 import {
+  connectRedis,
   type LuaScript,
   type LuaValue,
   luaLiteral,
   luaScript,
   luaScripts,
 } from "../../../src/redis/index.js";
+// Every module that defines scripts, so that each of them is checked below.
+import "../../../src/approvals/approval-store.js";
+import "../../../src/batch-control/breaker.js";
+import "../../../src/payouts-api/shared-rate-limit.js";
+import "../../../src/reconcile/look-index.js";
+import "../../../src/server/webhook-dedupe.js";
 import { deleteKeys } from "../../integration/pipeline/helpers.js";
 import { REDIS_URL, uniquePrefix } from "../../support/redis-keys.js";
 
@@ -138,6 +150,35 @@ describe("the Lua loader", () => {
     expect(await script.run(redis, [`${prefix}:k`], ["!"])).toBe("hi!hi!");
     // A second call on the same connection uses the command defined by the first.
     expect(await script.run(redis, [`${prefix}:k`], ["?"])).toBe("hi?hi?");
+  });
+
+  it("runs on an auto-pipelined connection in the same tick as other commands (every script defined when it was made)", async () => {
+    const piped = connectRedis(REDIS_URL, { autoPipelining: true });
+    try {
+      const row = `${prefix}:batch:b:row:R1`;
+      const [, fence] = await Promise.all([
+        piped.get(row),
+        FENCE_SEND.run(piped, [row, `${prefix}:stop`], ["1", "0", "", "0", "0"]),
+      ]);
+      expect(fence).toEqual(["missing", "", ""]);
+    } finally {
+      piped.disconnect();
+    }
+  });
+
+  it("refuses, with a reason, a script defined after an auto-pipelined connection was made", async () => {
+    const piped = connectRedis(REDIS_URL, { autoPipelining: true });
+    try {
+      const dir = join(mkdtempSync(join(tmpdir(), "payouts-lua-")), "late", "lua");
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, "one.lua"), "return 1\n");
+      const late = luaScript(pathToFileURL(join(dir, "one.lua")));
+      await expect(
+        Promise.all([piped.get(`${prefix}:x`), late.run(piped, [`${prefix}:x`], [])]),
+      ).rejects.toThrow(/lua:late\/one is not defined on this connection/);
+    } finally {
+      piped.disconnect();
+    }
   });
 
   it("refuses a constant the script does not use", () => {
