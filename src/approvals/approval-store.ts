@@ -12,12 +12,12 @@
  *   <p>:approvals:unsettled        set    decided batches whose rows are not queued or canceled yet
  *   <p>:approvals:unannounced      set    held batches whose `batch.awaiting_approval` is not sent yet
  */
-import { createHash, randomBytes } from "node:crypto";
-import { DEFAULT_KEY_PREFIX, redisLayout, runScript, type SourceValues } from "../batches/index.js";
+import { randomBytes } from "node:crypto";
+import { DEFAULT_KEY_PREFIX, redisLayout, type SourceValues } from "../batches/index.js";
 import type { PayoutInstruction } from "../intake/index.js";
-import type { RedisClient } from "../redis/index.js";
+import { luaScript, type RedisClient } from "../redis/index.js";
 import { type ApprovalAudit, EXPIRY_ACTOR } from "./audit.js";
-import type { ThresholdReached } from "./rules.js";
+import { CLI_IDENTITY_PREFIX, SYSTEM_IDENTITY_MARK, type ThresholdReached } from "./rules.js";
 import {
   APPROVAL_STATUSES,
   type ApprovalRecord,
@@ -27,141 +27,24 @@ import {
   type RejectOutcome,
 } from "./types.js";
 
-function lua(name: string, source: string) {
-  return { name, source, sha: createHash("sha1").update(source).digest("hex") };
-}
+/**
+ * The decision scripts (./lua/, each file saying its KEYS, ARGV and outcomes): approve, reject and
+ * expire share decision-head.lua. Who may approve is the rule of rules.ts (a system identity never
+ * does; a shell's submitter is the console user of the same name).
+ */
+const IDENTITIES = { SYSTEM_IDENTITY_MARK, CLI_IDENTITY_PREFIX };
+const HOLD = luaScript(new URL("./lua/hold.lua", import.meta.url));
+const APPROVE = luaScript(new URL("./lua/approve.lua", import.meta.url), IDENTITIES);
+const REJECT = luaScript(new URL("./lua/reject.lua", import.meta.url), { SYSTEM_IDENTITY_MARK });
+const EXPIRE = luaScript(new URL("./lua/expire.lua", import.meta.url));
 
 /**
- * Shared head of the decision scripts. KEYS: approval, approvers, awaiting, unsettled, unannounced,
- * batch. ARGV: batch id, now (ISO), now (ms), then the script's own. `answer` is what every script
- * returns: {outcome, status after, approvals counted, approvals required}.
+ * Holds corrected rows of a batch for approval (a correction round): what is approved changed, so the
+ * approvals start again from none; the corrections wait beside the rows and are applied only once
+ * approved. `unsettled`: the last decision is still being followed up; `closed`: the batch itself was
+ * rejected or expired; `awaiting-batch`: the batch's own approval is still pending.
  */
-const DECISION_HEAD = `
-local approval, approvers, awaiting, unsettled, unannounced, batch = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local id, now, now_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local function answer(outcome)
-  return {outcome, redis.call('HGET', approval, 'status') or '', redis.call('HLEN', approvers),
-    tonumber(redis.call('HGET', approval, 'required') or '0')}
-end
-local function decide(status, by)
-  redis.call('HSET', approval, 'status', status, 'decidedAt', now)
-  if by then redis.call('HSET', approval, 'decidedBy', by) end
-  redis.call('ZREM', awaiting, id)
-  redis.call('SREM', unannounced, id)
-  redis.call('SADD', unsettled, id)
-end
-if redis.call('EXISTS', approval) == 0 then return {'missing', '', 0, 0} end
-local status = redis.call('HGET', approval, 'status')
-local function common_checks()
-  if status ~= 'awaiting-approval' then return 'not-awaiting' end
-  -- Decided only once every row is recorded: the follow-up then covers every row of the batch.
-  if redis.call('HGET', batch, 'rowsRecorded') ~= '1' then return 'not-ready' end
-  if now_ms >= tonumber(redis.call('HGET', approval, 'expiresAtMs')) then
-    decide('expired', false)
-    return 'expired'
-  end
-  return nil
-end
-`;
-
-/** Holds a batch (once). KEYS: approval, awaiting, unannounced. ARGV: id, then field/value pairs. */
-const HOLD = lua(
-  "holdForApproval",
-  `
-if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('HGET', KEYS[1], 'status') end
-local fields = {}
-for i = 2, #ARGV do fields[#fields + 1] = ARGV[i] end
-redis.call('HSET', KEYS[1], 'status', 'awaiting-approval', unpack(fields))
-redis.call('ZADD', KEYS[2], redis.call('HGET', KEYS[1], 'expiresAtMs'), ARGV[1])
-redis.call('SADD', KEYS[3], ARGV[1])
-return 'awaiting-approval'
-`,
-);
-
-/** ARGV[4]: the approver. */
-const APPROVE = lua(
-  "approveBatch",
-  `${DECISION_HEAD}
-local who = ARGV[4]
--- Nobody approves their own batch, whatever its state; system identities (with a ':') never approve.
--- A batch submitted from the shell is recorded as 'cli:<os user>': the console user of that name is
--- taken to be the same person (shell and console names are not mapped otherwise, so refusing is safe).
-local submitter = redis.call('HGET', approval, 'submittedBy')
-if who == submitter or ('cli:' .. who) == submitter then return answer('self') end
-if string.find(who, ':', 1, true) then return answer('system') end
-if status == 'approved' and redis.call('HEXISTS', approvers, who) == 1 then return answer('already') end
-local refused = common_checks()
-if refused then return answer(refused) end
-if redis.call('HEXISTS', approvers, who) == 1 then return answer('already') end
-redis.call('HSET', approvers, who, now)
-if redis.call('HLEN', approvers) >= tonumber(redis.call('HGET', approval, 'required')) then
-  decide('approved', who)
-  return answer('approved')
-end
-return answer('recorded')
-`,
-);
-
-/** ARGV[4]: who rejects; ARGV[5]: the reason. */
-const REJECT = lua(
-  "rejectBatch",
-  `${DECISION_HEAD}
-local who = ARGV[4]
-local refused = common_checks()
-if refused then return answer(refused) end
-if string.find(who, ':', 1, true) then return answer('system') end
-decide('rejected', who)
-redis.call('HSET', approval, 'reason', ARGV[5])
-return answer('rejected')
-`,
-);
-
-/** Expires the batch if it is past due (and fully recorded). */
-const EXPIRE = lua(
-  "expireBatch",
-  `${DECISION_HEAD}
-local refused = common_checks()
-if refused then return answer(refused) end
-return answer('not-due')
-`,
-);
-
-/**
- * Holds corrected rows of a batch for approval (a correction round): the batch's approval goes back
- * to `awaiting-approval` for them, with no approvals counted (what is approved changed). The rows
- * themselves are not touched: the corrections wait beside them and are applied only once approved.
- * KEYS: approval, approvers, awaiting, unannounced, unsettled, corrections. ARGV: id, submittedBy,
- * required, requestedAt, expiresAt, expiresAtMs, reasons (JSON), then row key / correction (JSON)
- * pairs. Answers {outcome, round}: `held`, or why not: `unsettled` (the last decision is still being
- * followed up), `closed` (the batch itself was rejected or expired), `awaiting-batch` (the batch's
- * own approval is still pending).
- */
-const HOLD_CORRECTIONS = lua(
-  "holdCorrections",
-  `
-local approval, approvers, awaiting, unannounced, unsettled, corrections = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local id = ARGV[1]
-local exists = redis.call('EXISTS', approval) == 1
-local status = redis.call('HGET', approval, 'status')
-local heldFor = redis.call('HGET', approval, 'heldFor') or 'batch'
-local round = tonumber(redis.call('HGET', approval, 'round') or (exists and '1' or '0'))
-if exists then
-  if redis.call('SISMEMBER', unsettled, id) == 1 then return {'unsettled', round} end
-  if heldFor ~= 'correction' and status == 'awaiting-approval' then return {'awaiting-batch', round} end
-  if heldFor ~= 'correction' and (status == 'rejected' or status == 'expired') then return {'closed', round} end
-end
-if not (status == 'awaiting-approval' and heldFor == 'correction') then round = round + 1 end
-redis.call('HSET', approval, 'status', 'awaiting-approval', 'batchId', id, 'heldFor', 'correction',
-  'round', round, 'submittedBy', ARGV[2], 'required', ARGV[3], 'requestedAt', ARGV[4],
-  'expiresAt', ARGV[5], 'expiresAtMs', ARGV[6], 'reasons', ARGV[7])
-redis.call('HDEL', approval, 'decidedAt', 'decidedBy', 'reason', 'settledAt')
-redis.call('DEL', approvers)
-redis.call('ZADD', awaiting, ARGV[6], id)
-redis.call('SADD', unannounced, id)
-for i = 8, #ARGV, 2 do redis.call('HSET', corrections, ARGV[i], ARGV[i + 1]) end
-return {'held', round}
-`,
-);
+const HOLD_CORRECTIONS = luaScript(new URL("./lua/hold-corrections.lua", import.meta.url));
 
 type ScriptAnswer = [string, string, number, number];
 
@@ -243,9 +126,8 @@ export class ApprovalStore {
 
   /** Records that a batch waits for approval. Idempotent: an existing record is left as it is. */
   async hold(request: HoldRequest): Promise<ApprovalStatus> {
-    const status = await runScript(
+    const status = await HOLD.run(
       this.redis,
-      HOLD,
       [this.approvalKey(request.batchId), this.awaitingKey, this.unannouncedKey],
       [
         request.batchId,
@@ -280,9 +162,8 @@ export class ApprovalStore {
     request: HoldRequest,
     corrections: readonly HeldCorrection[],
   ): Promise<{ outcome: HoldCorrectionsOutcome; round: number }> {
-    const [outcome, round] = (await runScript(
+    const [outcome, round] = (await HOLD_CORRECTIONS.run(
       this.redis,
-      HOLD_CORRECTIONS,
       [
         this.approvalKey(request.batchId),
         this.approversKey(request.batchId),
@@ -335,7 +216,7 @@ export class ApprovalStore {
   }
 
   async approve(batchId: string, who: string): Promise<DecisionResult<ApproveOutcome>> {
-    const answer = await runScript(this.redis, APPROVE, this.decisionKeys(batchId), [
+    const answer = await APPROVE.run(this.redis, this.decisionKeys(batchId), [
       ...this.decisionArgs(batchId),
       who,
     ]);
@@ -343,7 +224,7 @@ export class ApprovalStore {
   }
 
   async reject(batchId: string, who: string, reason: string): Promise<DecisionResult<RejectOutcome>> {
-    const answer = await runScript(this.redis, REJECT, this.decisionKeys(batchId), [
+    const answer = await REJECT.run(this.redis, this.decisionKeys(batchId), [
       ...this.decisionArgs(batchId),
       who,
       reason,
@@ -355,12 +236,7 @@ export class ApprovalStore {
   async expireIfDue(
     batchId: string,
   ): Promise<DecisionResult<"expired" | "not-due" | "not-awaiting" | "not-ready" | "missing">> {
-    const answer = await runScript(
-      this.redis,
-      EXPIRE,
-      this.decisionKeys(batchId),
-      this.decisionArgs(batchId),
-    );
+    const answer = await EXPIRE.run(this.redis, this.decisionKeys(batchId), this.decisionArgs(batchId));
     const result = resultOf<"expired" | "not-due" | "not-awaiting" | "not-ready" | "missing">(
       answer as ScriptAnswer,
     );

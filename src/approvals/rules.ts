@@ -163,12 +163,17 @@ export function approvalExpiry(policy: ApprovalPolicy, requestedAt: Date): Date 
  * Identities that are not people (the CLI on a shell, the watched folder, the nightly run) contain a
  * `:`, which no user or token name may (src/auth). They may submit but never approve.
  */
+export const SYSTEM_IDENTITY_MARK = ":";
+
+/** How a batch submitted from a shell records its submitter: this, then the OS user's name. */
+export const CLI_IDENTITY_PREFIX = "cli:";
+
 export const SYSTEM_IDENTITIES = {
   inbox: "system:inbox",
   schedule: "system:schedule",
-  cli: (osUser: string) => `cli:${osUser || "unknown"}`,
+  cli: (osUser: string) => `${CLI_IDENTITY_PREFIX}${osUser || "unknown"}`,
 } as const;
 
 export function isSystemIdentity(who: string): boolean {
-  return who.includes(":");
+  return who.includes(SYSTEM_IDENTITY_MARK);
 }

@@ -7,6 +7,8 @@
  * `queued` are offered.
  */
 import {
+  APPROVAL_EXPIRED,
+  APPROVAL_REJECTED,
   appendCorrection,
   type BatchRecord,
   type BatchStore,
@@ -17,9 +19,8 @@ import {
 import type { ApprovalStore, HeldCorrection } from "./approval-store.js";
 import type { ApprovalRecord } from "./types.js";
 
-/** Error codes of rows canceled because their batch was not approved (never retried: src/retries). */
-export const APPROVAL_REJECTED = "APPROVAL_REJECTED";
-export const APPROVAL_EXPIRED = "APPROVAL_EXPIRED";
+/** Error codes of rows canceled because their batch was not approved (never retried: src/batches). */
+export { APPROVAL_EXPIRED, APPROVAL_REJECTED };
 
 export interface SettleContext {
   approvals: ApprovalStore;

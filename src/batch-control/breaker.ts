@@ -9,7 +9,8 @@
  * run, and the last `window` outcomes as a string of 0/1 in one small hash); the decision is
  * {@link breakerVerdict}, pure.
  */
-import { type BatchStore, defineLuaScript, runScript } from "../batches/index.js";
+import type { BatchStore } from "../batches/index.js";
+import { luaScript } from "../redis/index.js";
 import { BREAKER_ACTOR, pauseBatch, StopRefusedError } from "./stop-batch.js";
 
 export interface BreakerSettings {
@@ -59,26 +60,8 @@ export function breakerVerdict(counts: BreakerCounts, settings: BreakerSettings)
   return { trip: false };
 }
 
-/**
- * One outcome into the batch's counters. KEYS: breaker hash. ARGV: refusal code ('' = paid), window.
- * Returns {code, run, seen, failures}.
- */
-const COUNT_OUTCOME = defineLuaScript(
-  "breakerCount",
-  `
-local code, window = ARGV[1], tonumber(ARGV[2])
-local h = redis.call('HMGET', KEYS[1], 'recent', 'code', 'run')
-local recent = (h[1] or '') .. (code == '' and '0' or '1')
-if #recent > window then recent = string.sub(recent, #recent - window + 1) end
-local run = 0
-if code ~= '' then
-  if h[2] == code then run = tonumber(h[3] or '0') + 1 else run = 1 end
-end
-redis.call('HSET', KEYS[1], 'recent', recent, 'code', code, 'run', run)
-local _, failures = string.gsub(recent, '1', '')
-return {code, run, #recent, failures}
-`,
-);
+/** One outcome into the batch's counters. */
+const COUNT_OUTCOME = luaScript(new URL("./lua/count-outcome.lua", import.meta.url));
 
 export async function countOutcome(
   store: BatchStore,
@@ -86,9 +69,8 @@ export async function countOutcome(
   refusalCode: string | undefined,
   window: number,
 ): Promise<BreakerCounts> {
-  const [code, run, seen, failures] = (await runScript(
+  const [code, run, seen, failures] = (await COUNT_OUTCOME.run(
     store.redis,
-    COUNT_OUTCOME,
     [store.keys.breaker(batchId)],
     [refusalCode ?? "", String(Math.max(1, window))],
   )) as [string, number, number, number];

@@ -25,10 +25,10 @@
  */
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
+import { luaScript } from "../redis/index.js";
 import { idempotencyKeyFor } from "../row-identity/index.js";
 import type { BatchStore } from "./batch-store.js";
 import { ROW_CHUNK } from "./batch-store.js";
-import { defineLuaScript, runScript } from "./redis-scripts.js";
 import type { BatchRecord } from "./types.js";
 
 /**
@@ -69,35 +69,13 @@ export interface RowEnqueuer {
   readonly window?: number | undefined;
 }
 
-/** Moves a feed's cursor from what the caller read to past the rows it handed over; 0 if it changed. */
-const ADVANCE_FEED = defineLuaScript(
-  "advanceFeed",
-  `
-local f = redis.call('HMGET', KEYS[1], 'cursor', 'epoch')
-if f[1] ~= ARGV[1] or (f[2] or '0') ~= ARGV[2] then return 0 end
-redis.call('HSET', KEYS[1], 'cursor', ARGV[3])
-return 1
-`,
-);
+/** Moves a feed's cursor past the rows handed over, unless the feed changed meanwhile. */
+const ADVANCE_FEED = luaScript(new URL("./lua/advance-feed.lua", import.meta.url));
 
-/** Takes a batch off the feeding list, only if its feed is still where the caller found its end. */
-const FINISH_FEED = defineLuaScript(
-  "finishFeed",
-  `
-local f = redis.call('HMGET', KEYS[1], 'cursor', 'epoch')
-if f[1] ~= ARGV[1] or (f[2] or '0') ~= ARGV[2] then return 0 end
-redis.call('SREM', KEYS[2], ARGV[3])
-return 1
-`,
-);
+/** Takes a batch off the feeding list, unless its feed changed meanwhile. */
+const FINISH_FEED = luaScript(new URL("./lua/finish-feed.lua", import.meta.url));
 
-const RELEASE_LOCK = defineLuaScript(
-  "releaseFeedLock",
-  `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-`,
-);
+const RELEASE_LOCK = luaScript(new URL("./lua/release-feed-lock.lua", import.meta.url));
 
 export function jobsFor(
   batch: Pick<BatchRecord, "id" | "entityId">,
@@ -200,7 +178,7 @@ export class BatchFeeder {
         if (fed === 0) return total;
       }
     } finally {
-      await runScript(this.store.redis, RELEASE_LOCK, [this.store.keys.feedLock], [token]);
+      await RELEASE_LOCK.run(this.store.redis, [this.store.keys.feedLock], [token]);
     }
   }
 
@@ -260,9 +238,8 @@ export class BatchFeeder {
       // Handed over first, then the cursor moves: a crash in between only hands them over again.
       if (queued.length > 0) await this.enqueuer.enqueue(jobsFor(batch, queued));
       if (passed === 0) return fed;
-      const moved = await runScript(
+      const moved = await ADVANCE_FEED.run(
         redis,
-        ADVANCE_FEED,
         [keys.feed(batchId)],
         [String(cursor), epoch, String(cursor + passed)],
       );
@@ -290,7 +267,7 @@ export class BatchFeeder {
     ]);
     if (cursor < listed) return;
     if (listed !== recorded) await offerEveryQueuedRow(this.store, this.enqueuer, batch);
-    await runScript(redis, FINISH_FEED, [keys.feed(batchId), keys.feeding], [String(cursor), epoch, batchId]);
+    await FINISH_FEED.run(redis, [keys.feed(batchId), keys.feeding], [String(cursor), epoch, batchId]);
   }
 }
 

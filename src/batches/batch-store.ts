@@ -1,6 +1,6 @@
 /**
  * The batch and row records in Redis (layout in redis-layout.ts). Reads are plain commands; every row
- * change goes through one of the Lua scripts in redis-scripts.ts, so it is atomic and forward-only.
+ * change goes through one of the Lua scripts in lua/, so it is atomic and forward-only.
  * Bulk writes go in chunks through pipelines so 100k rows stay fast and bounded in memory.
  */
 
@@ -8,7 +8,7 @@ import type { PayoutInstruction } from "../intake/payout-instruction.js";
 import type { Fee } from "../payouts-api/wire-types.js";
 import type { RedisClient } from "../redis/index.js";
 import { DEFAULT_KEY_PREFIX, type RedisLayout, redisLayout } from "./redis-layout.js";
-import { FENCE_SEND, INIT_ROWS, runScript, START_NEW_ATTEMPT, TRANSITION_ROW } from "./redis-scripts.js";
+import { FENCE_SEND, INIT_ROWS, START_NEW_ATTEMPT, TRANSITION_ROW } from "./redis-scripts.js";
 import {
   decodeFees,
   decodeNote,
@@ -171,7 +171,7 @@ function optionalNumber(value: string | undefined): number | undefined {
 }
 
 /**
- * A row's history lines (redis-scripts.ts HISTORY_LINE); `paymentId` is the row's, which a note's
+ * A row's history lines (lua/row-history.lua); `paymentId` is the row's, which a note's
  * mark stands for (row-fields.ts).
  */
 export function parseHistory(text: string | undefined, paymentId?: string): RowHistoryEntry[] {
@@ -412,9 +412,8 @@ export class BatchStore {
       // The sheet order, for result files that stream a page at a time (rows come in sheet order).
       if (fresh.length > 0) await this.redis.rpush(this.keys.order(batchId), ...fresh);
       created += Number(
-        await runScript(
+        await INIT_ROWS.run(
           this.redis,
-          INIT_ROWS,
           [this.keys.counts(batchId), this.keys.totals(batchId), ...rowKeys],
           args,
         ),
@@ -676,9 +675,8 @@ export class BatchStore {
       if (value === undefined) continue;
       args.push(field, encodeRowField(field, value as string | number | StoredFxQuote | Fee[] | null));
     }
-    const result = (await runScript(
+    const result = (await TRANSITION_ROW.run(
       this.redis,
-      TRANSITION_ROW,
       [
         this.keys.row(batchId, rowKey),
         this.keys.counts(batchId),
@@ -708,7 +706,7 @@ export class BatchStore {
       keys.push(fence.lock.key);
       args.push(fence.lock.token);
     }
-    const [outcome] = (await runScript(this.redis, FENCE_SEND, keys, args)) as ScriptOutcome;
+    const [outcome] = (await FENCE_SEND.run(this.redis, keys, args)) as ScriptOutcome;
     return outcome as SendFenceOutcome;
   }
 
@@ -725,9 +723,8 @@ export class BatchStore {
     note = "operator retry",
     nowMs?: number,
   ): Promise<RowChangeResult> {
-    const result = (await runScript(
+    const result = (await START_NEW_ATTEMPT.run(
       this.redis,
-      START_NEW_ATTEMPT,
       [
         this.keys.row(batchId, rowKey),
         this.keys.counts(batchId),
@@ -764,9 +761,8 @@ export class BatchStore {
       ...(correction.source ? { source: correction.source } : {}),
     };
     const sourceKeys = await this.sourceKeys(batchId);
-    const result = (await runScript(
+    const result = (await START_NEW_ATTEMPT.run(
       this.redis,
-      START_NEW_ATTEMPT,
       [
         this.keys.row(batchId, rowKey),
         this.keys.counts(batchId),

@@ -48,7 +48,7 @@ export {
 } from "./instruction-archive.js";
 export { type RecoverBatchOptions, type RecoverBatchResult, recoverBatch } from "./recover-batch.js";
 export { DEFAULT_KEY_PREFIX, type RedisLayout, redisLayout } from "./redis-layout.js";
-export { defineLuaScript, type LuaScript, runScript } from "./redis-scripts.js";
+export { APPROVAL_EXPIRED, APPROVAL_REJECTED } from "./row-codes.js";
 export { normalisedPaymentTime } from "./row-fields.js";
 export {
   amountNeedle,

@@ -14,7 +14,7 @@
  * - history notes: a note naming the payment the same change records (`payment created: pay_...`)
  *   stores U+0001 in its place; JSON.stringify never leaves that character raw in a note, so it can
  *   only be this mark. Before the row's `paymentId` changes or goes (a new attempt), the scripts put
- *   the old id back into the lines that hold the mark (redis-scripts.ts), so the mark always means
+ *   the old id back into the lines that hold the mark (lua/row-history.lua), so the mark always means
  *   the row's current payment.
  * - the notes every paid row gets (`recorded`, `payment created: `, `reconciled: payment `...) by a
  *   code: `~<letter><rest>`, where the letter stands for the note's usual beginning and `<rest>` is
@@ -125,7 +125,7 @@ const NOTE_CODES: ReadonlyArray<readonly [code: string, start: string]> = [
   ["q", "fx quote stored"],
 ];
 const NOTE_START_OF_CODE: ReadonlyMap<string, string> = new Map(NOTE_CODES);
-/** How the Lua scripts write the note of a newly recorded row (redis-scripts.ts). */
+/** How the Lua scripts write the note of a newly recorded row (lua/init-rows.lua). */
 export const RECORDED_NOTE_CODE = "~r";
 
 /** A note as a history line stores it: JSON, the payment id this change records replaced by the mark. */

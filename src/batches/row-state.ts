@@ -131,8 +131,8 @@ const FOLLOWS: Readonly<Partial<Record<RowState, readonly RowState[]>>> = {
 };
 
 /**
- * Whether a row may move from `from` to `to` on its own (forward only; the Lua script in
- * redis-scripts.ts applies the same rule). Moves between final payment states are not forward moves:
+ * Whether a row may move from `from` to `to` on its own (forward only; lua/transition-row.lua applies
+ * the same rule). Moves between final payment states are not forward moves:
  * see {@link canFollowPayment}.
  */
 export function canTransition(from: RowState, to: RowState): boolean {
@@ -179,23 +179,20 @@ export function rowStateForPayment(status: PaymentStatus): RowState {
   }
 }
 
-/** Lua table literal of the ranks, so the script and this module cannot disagree. */
-export function luaRankTable(): string {
-  return `{${ROW_STATES.map((s) => `["${s}"]=${RANK[s]}`).join(",")}}`;
-}
-
-export function luaGiveUpTable(): string {
-  return `{${GIVE_UP_ROW_STATES.map((s) => `["${s}"]=true`).join(",")}}`;
-}
-
-/** Lua table literal of {@link FOLLOWS}: `follow[from][to] = true`. */
-export function luaFollowTable(): string {
-  const entries = Object.entries(FOLLOWS).map(
-    ([from, tos]) => `["${from}"]={${(tos ?? []).map((t) => `["${t}"]=true`).join(",")}}`,
-  );
-  return `{${entries.join(",")}}`;
-}
-
-export function luaAdoptableFromErrorTable(): string {
-  return `{${ADOPTABLE_FROM_ERROR.map((s) => `["${s}"]=true`).join(",")}}`;
+/**
+ * The tables the row scripts (lua/transition-row.lua, lua/start-new-attempt.lua) decide by, from this
+ * module, so the scripts and the functions above cannot disagree.
+ */
+export function rowStateTables() {
+  return {
+    RANK,
+    TERMINAL: new Set(TERMINAL_ROW_STATES),
+    GIVE_UP: new Set(GIVE_UP_ROW_STATES),
+    ADOPTABLE_FROM_ERROR: new Set(ADOPTABLE_FROM_ERROR),
+    /** `FOLLOW[from][to]`: {@link canFollowPayment}. */
+    FOLLOW: Object.fromEntries(Object.entries(FOLLOWS).map(([from, tos]) => [from, new Set(tos)])),
+    /** The states of a row whose payment reached a final status: those that follow their payment. */
+    PAYMENT_FINAL: new Set(Object.keys(FOLLOWS)),
+    RETRYABLE: new Set(RETRYABLE_ROW_STATES),
+  };
 }

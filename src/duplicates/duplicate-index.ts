@@ -21,10 +21,16 @@
  */
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
-import { defineLuaScript, runScript } from "../batches/index.js";
 import { archiveEntries } from "../batches/instruction-archive.js";
 import { type PayoutInstruction, rowKeyOf } from "../intake/payout-instruction.js";
-import { DAY_MS, dayBucketsLua, dayCountKey, dayOf, type RedisClient } from "../redis/index.js";
+import {
+  DAY_BUCKET_CONSTANTS,
+  DAY_MS,
+  dayCountKey,
+  dayOf,
+  luaScript,
+  type RedisClient,
+} from "../redis/index.js";
 import { type DuplicateMatch, paymentKeyOf } from "./possible-duplicates.js";
 
 /** Rows written or looked up per script call. */
@@ -61,94 +67,9 @@ function placeOf(paymentKey: string): [field: string, hash: number] {
   return [paymentKey.slice(0, 16), Number.parseInt(paymentKey.slice(16, 24), 16)];
 }
 
-/**
- * Records rows of one batch in its day's buckets, each once (a row already there is left as it is).
- * KEYS: the day's count key. ARGV: how long the day's keys live on (s), the batch id, when it was
- * submitted (ms), then per row its field, bucket number and line. Returns the rows added.
- */
-const RECORD = defineLuaScript(
-  "duplicateIndexRecord",
-  `${dayBucketsLua()}
-local ttl, batch, submitted = ARGV[1], ARGV[2], ARGV[3]
-local touched = {}
-local added = 0
-for j = 4, #ARGV, 3 do
-  local field, hash, line = ARGV[j], tonumber(ARGV[j + 1]), ARGV[j + 2]
-  -- The same batch and row already recorded (at any level the day reached) is not recorded again.
-  local row = '\\n' .. string.match(line, '^[^\\t]*\\t[^\\t]*\\t')
-  local seen = false
-  for k = 1, counts[1] > 0 and level_of(counts[1]) or 0 do
-    local value = redis.call('HGET', bucket(1, k, hash), field)
-    if value and string.find('\\n' .. value, row, 1, true) then seen = true break end
-  end
-  if not seen then
-    local key = bucket(1, level_of(counts[1]), hash)
-    local value = redis.call('HGET', key, field)
-    redis.call('HSET', key, field, value and (value .. '\\n' .. line) or line)
-    touched[key] = true
-    counts[1] = counts[1] + 1
-    added = added + 1
-  end
-end
-local at = string.sub(KEYS[1], 1, -3) .. ':at'
-redis.call('HSET', at, batch, submitted)
-touched[at] = true
-if added > 0 then
-  redis.call('INCRBY', KEYS[1], added)
-  touched[KEYS[1]] = true
-end
--- Never shorten a key's life: a process with a longer window may have set a later one.
-for key in pairs(touched) do
-  redis.call('EXPIRE', key, ttl, 'GT')
-  redis.call('EXPIRE', key, ttl, 'NX')
-end
-return added
-`,
-);
-
-/**
- * The rows recorded for payment keys within the window. KEYS: the window's count keys, newest day
- * first. ARGV: the window's start (ms; batches submitted at or before it are left out), then per key
- * its field and bucket number. Returns per key a list of its rows' lines, each followed by its
- * batch's submission time (ms).
- */
-const FIND = defineLuaScript(
-  "duplicateIndexFind",
-  `${dayBucketsLua()}
-local since = tonumber(ARGV[1])
-local submitted = {}
-local function submitted_at(d, batch)
-  local at = string.sub(KEYS[d], 1, -3) .. ':at'
-  local known = submitted[at .. '\\t' .. batch]
-  if known == nil then
-    known = redis.call('HGET', at, batch) or false
-    submitted[at .. '\\t' .. batch] = known
-  end
-  return known
-end
-local out = {}
-for j = 2, #ARGV, 2 do
-  local field, hash = ARGV[j], tonumber(ARGV[j + 1])
-  local found = {}
-  for d = 1, #KEYS do
-    for k = 1, counts[d] > 0 and level_of(counts[d]) or 0 do
-      local value = redis.call('HGET', bucket(d, k, hash), field)
-      if value then
-        for line in string.gmatch(value, '[^\\n]+') do
-          local at = submitted_at(d, string.match(line, '^[^\\t]*'))
-          if at and tonumber(at) > since then
-            found[#found + 1] = line
-            found[#found + 1] = at
-          end
-        end
-      end
-    end
-  end
-  out[#out + 1] = found
-end
-return out
-`,
-);
+/** The index's scripts (./lua/, each file saying its KEYS and ARGV), over day buckets. */
+const RECORD = luaScript(new URL("./lua/record-rows.lua", import.meta.url), DAY_BUCKET_CONSTANTS);
+const FIND = luaScript(new URL("./lua/find-rows.lua", import.meta.url), DAY_BUCKET_CONSTANTS);
 
 export class DuplicateIndex implements DuplicateLookup {
   private readonly windowMs: number;
@@ -189,11 +110,11 @@ export class DuplicateIndex implements DuplicateLookup {
       const [field, hash] = placeOf(paymentKeyOf(row));
       args.push(field, hash, `${batchId}	${row.rowNumber}	${escapeReference(row.reference ?? "")}`);
       if (args.length >= 3 + CHUNK * 3) {
-        await runScript(this.options.redis, RECORD, keys, args);
+        await RECORD.run(this.options.redis, keys, args);
         args = [ttl, batchId, at];
       }
     }
-    if (args.length > 3) await runScript(this.options.redis, RECORD, keys, args);
+    if (args.length > 3) await RECORD.run(this.options.redis, keys, args);
     return recorded;
   }
 
@@ -209,7 +130,7 @@ export class DuplicateIndex implements DuplicateLookup {
       const chunk = paymentKeys.slice(i, i + CHUNK);
       const args: (string | number)[] = [since];
       for (const key of chunk) args.push(...placeOf(key));
-      const answer = (await runScript(this.options.redis, FIND, keys, args)) as string[][];
+      const answer = (await FIND.run(this.options.redis, keys, args)) as string[][];
       for (const [k, key] of chunk.entries()) {
         const list = answer[k] ?? [];
         if (list.length > 0) found.set(key, await this.matchesOf(list));

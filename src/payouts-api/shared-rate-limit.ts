@@ -20,7 +20,7 @@
  * saved up, and a 429 drops them at once: the rate over any window stays what the schedule allowed.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { RedisClient } from "../redis/index.js";
+import { luaScript, type RedisClient } from "../redis/index.js";
 
 /** What the request function needs from a limiter. */
 export interface RequestLimiter {
@@ -55,77 +55,9 @@ export interface SharedRateLimiter extends RequestLimiter {
   currentRate(): Promise<number>;
 }
 
-const NOW = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-`;
-
-/** Keeps the per-second window (accepted requests this second and the last) current. */
-const WINDOW = `
-local sec = math.floor(now / 1000)
-local win = tonumber(redis.call('HGET', KEYS[1], 'win')) or sec
-if win ~= sec then
-  local cnt = tonumber(redis.call('HGET', KEYS[1], 'cnt')) or 0
-  local rej = tonumber(redis.call('HGET', KEYS[1], 'rej')) or 0
-  local prev = cnt - rej
-  redis.call('HSET', KEYS[1], 'win', sec, 'cnt', 0, 'rej', 0)
-  -- What the service accepted in the last second anyone sent (a second spent paused says nothing).
-  if prev > 0 then redis.call('HSET', KEYS[1], 'lastOk', prev) end
-end
-`;
-
-/**
- * KEYS: state. ARGV: ceiling, min, burst ms, slots wanted. Returns {0, slots granted (1 to wanted)} or
- * {ms to wait before asking again, 0}. Slots go only as far as the burst allows, as one by one would.
- */
-const ACQUIRE = `${NOW}${WINDOW}
-local ceiling = tonumber(ARGV[1])
-local st = redis.call('HMGET', KEYS[1], 'rate', 'tat', 'pausedUntil', 'changedAt')
-local rate = tonumber(st[1]) or ceiling
-local tat = tonumber(st[2]) or now
-local paused = tonumber(st[3]) or 0
-local changed = tonumber(st[4]) or now
-if rate > ceiling then rate = ceiling end
-if now < paused then return {paused - now, 0} end
-if rate < ceiling and now - changed >= 1000 then
-  rate = math.min(ceiling, rate + math.max(1, math.ceil(rate * 0.05)))
-  changed = now
-end
-if tat < now then tat = now end
-local burst = tonumber(ARGV[3])
-redis.call('HSET', KEYS[1], 'rate', rate, 'changedAt', changed)
-redis.call('PEXPIRE', KEYS[1], 3600000)
-if tat - now > burst then return {math.ceil(tat - now - burst), 0} end
-local want = tonumber(ARGV[4]) or 1
-local n = math.max(1, math.min(want, math.floor((now + burst - tat) * rate / 1000) + 1))
-redis.call('HSET', KEYS[1], 'tat', tat + n * 1000 / rate)
-redis.call('HINCRBY', KEYS[1], 'cnt', n)
-return {0, n}
-`;
-
-/** KEYS: state. ARGV: ceiling, min, retry-after ms. Returns the new rate. */
-const RATE_LIMITED = `${NOW}${WINDOW}
-local ceiling = tonumber(ARGV[1])
-local minRate = tonumber(ARGV[2])
-local st = redis.call('HMGET', KEYS[1], 'rate', 'decreasedAt', 'pausedUntil', 'lastOk', 'tat')
-local rate = tonumber(st[1]) or ceiling
-local decreased = tonumber(st[2]) or 0
-local paused = tonumber(st[3]) or 0
-local lastOk = tonumber(st[4]) or 0
-local tat = tonumber(st[5]) or now
-redis.call('HINCRBY', KEYS[1], 'rej', 1)
-if now - decreased >= 1000 then
-  local next = math.floor(rate / 2)
-  if lastOk > 0 and lastOk < next then next = lastOk end
-  rate = math.max(minRate, next)
-  redis.call('HSET', KEYS[1], 'rate', rate, 'decreasedAt', now, 'changedAt', now)
-end
-local untilMs = now + tonumber(ARGV[3])
-if untilMs > paused then redis.call('HSET', KEYS[1], 'pausedUntil', untilMs) end
-if tat < untilMs then redis.call('HSET', KEYS[1], 'tat', untilMs) end
-redis.call('PEXPIRE', KEYS[1], 3600000)
-return rate
-`;
+/** The shared rate's scripts (./lua/, each file saying its KEYS and ARGV). */
+const ACQUIRE = luaScript(new URL("./lua/rate-acquire.lua", import.meta.url));
+const RATE_LIMITED = luaScript(new URL("./lua/rate-limited.lua", import.meta.url));
 
 export const DEFAULT_LEASE_MS = 50;
 /** At most this many slots are taken ahead in one call. */
@@ -137,12 +69,6 @@ export function createSharedRateLimiter(options: SharedRateLimiterOptions): Shar
   const ceiling = String(options.ceilingPerSecond);
   const min = String(Math.min(options.minPerSecond ?? 1, options.ceilingPerSecond));
   const burst = String(options.burstMs ?? 100);
-  const acquireCmd = "payoutsRateAcquire";
-  const limitedCmd = "payoutsRateLimited";
-  // defineCommand: EVALSHA with a fallback to EVAL, per connection.
-  const commands = redis as unknown as Record<string, (...args: unknown[]) => Promise<number>>;
-  if (!commands[acquireCmd]) redis.defineCommand(acquireCmd, { numberOfKeys: 1, lua: ACQUIRE });
-  if (!commands[limitedCmd]) redis.defineCommand(limitedCmd, { numberOfKeys: 1, lua: RATE_LIMITED });
 
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   /** Slots granted and not used yet, usable until `slotsUntil` (Date.now ms). */
@@ -187,7 +113,7 @@ export function createSharedRateLimiter(options: SharedRateLimiterOptions): Shar
         const ahead = leaseMs > 0 ? Math.min(MAX_AHEAD, Math.ceil((usedLastSecond * leaseMs) / 1000)) : 0;
         let answer: unknown;
         try {
-          answer = await commands[acquireCmd]!(key, ceiling, min, burst, waiters.length + ahead);
+          answer = await ACQUIRE.run(redis, [key], [ceiling, min, burst, waiters.length + ahead]);
         } catch (err) {
           options.onError?.(err);
           // Redis is out: these requests go without waiting (the service still says 429).
@@ -238,7 +164,7 @@ export function createSharedRateLimiter(options: SharedRateLimiterOptions): Shar
       // Slots taken ahead were counted before the service said no: drop them, ask again after the pause.
       slots = 0;
       const wait = String(Math.max(1, Math.round(retryAfterMs ?? 1000)));
-      commands[limitedCmd]!(key, ceiling, min, wait).catch((err: unknown) => options.onError?.(err));
+      RATE_LIMITED.run(redis, [key], [ceiling, min, wait]).catch((err: unknown) => options.onError?.(err));
     },
     async currentRate() {
       const rate = await redis.hget(key, "rate");

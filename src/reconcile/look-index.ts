@@ -17,8 +17,8 @@
  *
  * Cost per row stays flat: every call touches the marks it is given or the due ones it reads.
  */
-import { defineLuaScript, redisLayout, runScript } from "../batches/index.js";
-import type { RedisClient } from "../redis/index.js";
+import { redisLayout } from "../batches/index.js";
+import { luaScript, type RedisClient } from "../redis/index.js";
 
 /** The member of `lookDue` standing for the loose hints (a batch id never starts with `~`). */
 export const LOOSE_BATCH = "~loose";
@@ -78,142 +78,12 @@ export function decodeHint(text: string | null | undefined): LookHint | undefine
   };
 }
 
-const NOW = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-`;
-
-/**
- * Marks rows. KEYS: due, loose, then (looks, hints) per batch. ARGV: number of batches n, their ids,
- * backdate ms (a mark that is due at once: the sweep's), then triples (batch number 1..n or 0 for a
- * loose payment id, member, hint or ''). A mark's score is now (minus the backdate), or one more than
- * its previous score if that is not older; a hint replaces the stored one unless that one announced a
- * later change.
- */
-const MARK = defineLuaScript(
-  "reconcileMarkLooks",
-  `${NOW}
-local n = tonumber(ARGV[1])
-local at = now - tonumber(ARGV[n + 2])
-local function occurred(hint)
-  local a = string.find(hint, '|', 1, true)
-  local b = a and string.find(hint, '|', a + 1, true)
-  return b and tonumber(string.sub(hint, a + 1, b - 1)) or 0
-end
-local function mark(zset, member)
-  local old = redis.call('ZSCORE', zset, member)
-  local score = at
-  if old and tonumber(old) >= score then score = tonumber(old) + 1 end
-  redis.call('ZADD', zset, score, member)
-  return score
-end
--- Each batch's earliest mark of this call, listed among the due batches once at the end.
-local listed = {}
-for j = n + 3, #ARGV, 3 do
-  local b, member, hint = tonumber(ARGV[j]), ARGV[j + 1], ARGV[j + 2]
-  if b == 0 then
-    local score = mark(KEYS[2], member)
-    redis.call('ZADD', KEYS[1], 'NX', score, '${LOOSE_BATCH}')
-  else
-    local score = mark(KEYS[1 + 2 * b], member)
-    if hint ~= '' then
-      local prev = redis.call('HGET', KEYS[2 + 2 * b], member)
-      if not prev or occurred(prev) <= occurred(hint) then redis.call('HSET', KEYS[2 + 2 * b], member, hint) end
-    end
-    if not listed[b] or score < listed[b] then listed[b] = score end
-  end
-end
-for b, score in pairs(listed) do redis.call('ZADD', KEYS[1], 'NX', score, ARGV[1 + b]) end
-return 1
-`,
-);
-
-/**
- * Claims up to ARGV[3] batches whose earliest mark is at least the quiet time old, or, for a batch
- * with no row left to send (its counts' `queued` is 0), the shorter draining quiet time. KEYS: due.
- * ARGV: quiet ms, lease ms, max, draining quiet ms, the key prefix of batches (`<p>:batch:`; a batch's
- * counts are `<prefix><id>:counts`, in the slot of the prefix's hash tag). Returns
- * {now, id1, token1, draining1, ...}.
- */
-const CLAIM = defineLuaScript(
-  "reconcileClaimLooks",
-  `${NOW}
-local max = tonumber(ARGV[3])
-local quiet_before = now - tonumber(ARGV[1])
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[4]), 'WITHSCORES', 'LIMIT', 0, max + 100)
-local out = {tostring(now)}
-local token = now + tonumber(ARGV[2])
-local claimed = 0
-for j = 1, #ids, 2 do
-  if claimed >= max then break end
-  local id, score = ids[j], tonumber(ids[j + 1])
-  local draining = false
-  if id ~= '${LOOSE_BATCH}' then
-    local queued = redis.call('HGET', ARGV[5] .. id .. ':counts', 'queued')
-    draining = (not queued) or tonumber(queued) <= 0
-  end
-  if score <= quiet_before or draining then
-    redis.call('ZADD', KEYS[1], token, id)
-    out[#out + 1] = id
-    out[#out + 1] = tostring(token)
-    out[#out + 1] = draining and '1' or '0'
-    claimed = claimed + 1
-  end
-end
-return out
-`,
-);
-
-/** KEYS: due. ARGV: batch, token, new token. Moves a held claim's lease on; 0 when it is not held. */
-const RENEW = defineLuaScript(
-  "reconcileRenewLook",
-  `
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not score or tonumber(score) ~= tonumber(ARGV[2]) then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
-return 1
-`,
-);
-
-/**
- * Ends a held claim. KEYS: due, the batch's looks. ARGV: batch, token, retry score ('' = none). With a
- * retry score the batch is due again from it (a look that failed); else it is due from its earliest
- * remaining mark, or leaves `due` when it has none. Returns 0 when the claim was not held.
- */
-const FINISH = defineLuaScript(
-  "reconcileFinishLook",
-  `
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not score or tonumber(score) ~= tonumber(ARGV[2]) then return 0 end
-if ARGV[3] ~= '' then
-  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
-  return 1
-end
-local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-if #first == 0 then redis.call('ZREM', KEYS[1], ARGV[1]) else redis.call('ZADD', KEYS[1], first[2], ARGV[1]) end
-return 1
-`,
-);
-
-/**
- * Clears marks that still have the score they were read with. KEYS: looks, hints ('' hints: none).
- * ARGV: member, score pairs. Returns how many were cleared.
- */
-const CLEAR = defineLuaScript(
-  "reconcileClearLooks",
-  `
-local cleared = 0
-for j = 1, #ARGV, 2 do
-  local score = redis.call('ZSCORE', KEYS[1], ARGV[j])
-  if score and tonumber(score) == tonumber(ARGV[j + 1]) then
-    redis.call('ZREM', KEYS[1], ARGV[j])
-    if KEYS[2] then redis.call('HDEL', KEYS[2], ARGV[j]) end
-    cleared = cleared + 1
-  end
-end
-return cleared
-`,
-);
+/** The index's scripts (./lua/, each file saying its KEYS and ARGV). */
+const MARK = luaScript(new URL("./lua/mark-looks.lua", import.meta.url), { LOOSE_BATCH });
+const CLAIM = luaScript(new URL("./lua/claim-looks.lua", import.meta.url), { LOOSE_BATCH });
+const RENEW = luaScript(new URL("./lua/renew-look.lua", import.meta.url));
+const FINISH = luaScript(new URL("./lua/finish-look.lua", import.meta.url));
+const CLEAR = luaScript(new URL("./lua/clear-looks.lua", import.meta.url));
 
 export class LookIndex {
   private readonly keys: ReturnType<typeof redisLayout>;
@@ -244,7 +114,7 @@ export class LookIndex {
     const ids = [...batches.keys()];
     const keys = [this.keys.lookDue, this.keys.looseLooks];
     for (const id of ids) keys.push(this.keys.looks(id), this.keys.lookHints(id));
-    await runScript(this.redis, MARK, keys, [
+    await MARK.run(this.redis, keys, [
       String(ids.length),
       ...ids,
       String(Math.max(0, backdateMs)),
@@ -257,9 +127,8 @@ export class LookIndex {
    * with no row left to send), for `leaseMs`.
    */
   async claim(quietMs: number, leaseMs: number, max: number, drainingQuietMs = quietMs): Promise<Claim[]> {
-    const answer = (await runScript(
+    const answer = (await CLAIM.run(
       this.redis,
-      CLAIM,
       [this.keys.lookDue],
       [quietMs, leaseMs, max, Math.min(drainingQuietMs, quietMs), this.keys.batch("")],
     )) as string[];
@@ -276,7 +145,7 @@ export class LookIndex {
     const now = await this.redisTimeMs();
     const token = String(now + leaseMs);
     const held = Number(
-      await runScript(this.redis, RENEW, [this.keys.lookDue], [claim.batchId, claim.token, token]),
+      await RENEW.run(this.redis, [this.keys.lookDue], [claim.batchId, claim.token, token]),
     );
     if (held !== 1) return false;
     claim.token = token;
@@ -289,9 +158,8 @@ export class LookIndex {
    * (a mark time), from then.
    */
   async finish(claim: Claim, retryAtMs?: number): Promise<boolean> {
-    const held = await runScript(
+    const held = await FINISH.run(
       this.redis,
-      FINISH,
       [this.keys.lookDue, this.looksKey(claim.batchId)],
       [claim.batchId, claim.token, retryAtMs === undefined ? "" : String(Math.floor(retryAtMs))],
     );
@@ -329,7 +197,7 @@ export class LookIndex {
         : [this.keys.looks(batchId), this.keys.lookHints(batchId)];
     const args: string[] = [];
     for (const m of marks) args.push(m.member, m.score);
-    return Number(await runScript(this.redis, CLEAR, keys, args));
+    return Number(await CLEAR.run(this.redis, keys, args));
   }
 
   /** How many payments of the batch's rows were created in each of these seconds (service clock). */

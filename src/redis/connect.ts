@@ -6,6 +6,7 @@
  */
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
 import { type ClusterNode, parseClusterNodes } from "./cluster-nodes.js";
+import { defineLuaScripts } from "./lua-scripts.js";
 
 /** A single Redis or a Redis Cluster: both run our commands and scripts, and BullMQ takes either. */
 export type RedisClient = Redis | Cluster;
@@ -52,6 +53,7 @@ export function connectRedis(url: string, options: ConnectOptions = {}): RedisCl
   // with one line; long-running services log it through BullMQ's worker "error" events and retry).
   // Without a listener ioredis prints a stack trace for every reconnection attempt.
   redis.on("error", () => undefined);
+  defineLuaScripts(redis);
   return redis;
 }
 

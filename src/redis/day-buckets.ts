@@ -46,27 +46,8 @@ export function dayCountKey(base: string, day: number): string {
 }
 
 /**
- * The Lua preamble of a script over day buckets: `sizes`, `level_of(count)`, `bucket(d, k, hash)`
- * (the bucket of a field's hash at level k of the day whose count key is KEYS[d]) and `counts[d]`,
- * the days' counts read in one MGET. Expects KEYS to be count keys from `firstCountKey` on.
+ * The constants ./lua/day-buckets.lua needs, for a script that includes it (`-- include:` with the
+ * path from the script's folder): `level_of(count)`, `bucket(d, k, hash)` and `counts[d]` over KEYS,
+ * the days' count keys.
  */
-export function dayBucketsLua(firstCountKey = 1): string {
-  return `
-local sizes = {${LEVEL_BUCKETS.join(", ")}}
-local fill = ${BUCKET_FILL}
-local first_day = ${firstCountKey}
-local function level_of(count)
-  for k = 1, #sizes do
-    if count < sizes[k] * fill then return k end
-  end
-  return #sizes
-end
-local function bucket(d, k, hash)
-  return string.sub(KEYS[d], 1, -3) .. ':' .. (k - 1) .. ':' .. string.format('%d', hash % sizes[k])
-end
--- One MGET for the days' counts (most days of a window have none: nil reads as 0).
-local counts = {}
-local stored = redis.call('MGET', unpack(KEYS, first_day))
-for d = first_day, #KEYS do counts[d] = tonumber(stored[d - first_day + 1] or '0') end
-`;
-}
+export const DAY_BUCKET_CONSTANTS = { LEVEL_BUCKETS, BUCKET_FILL } as const;

@@ -6,8 +6,8 @@ export { type ClusterNode, ClusterNodesError, hashTaggedPrefix, parseClusterNode
 export { type ConnectOptions, clusterNodesFromEnv, connectRedis, type RedisClient } from "./connect.js";
 export {
   BUCKET_FILL,
+  DAY_BUCKET_CONSTANTS,
   DAY_MS,
-  dayBucketsLua,
   dayCountKey,
   dayOf,
   LEVEL_BUCKETS,
@@ -23,3 +23,4 @@ export {
   MIGRATIONS,
   migrateLayout,
 } from "./layout-version.js";
+export { type LuaScript, type LuaValue, luaLiteral, luaScript, luaScripts } from "./lua-scripts.js";

@@ -3,7 +3,13 @@
  * (failed, rejected, error, canceled) get a new attempt; every other row the operator named is left
  * alone with the reason, so nothing in flight or paid is ever sent twice (docs/design.md §3.4).
  */
-import { REFERENCE_REUSED, RETRYABLE_ROW_STATES, type RowState } from "../batches/index.js";
+import {
+  APPROVAL_EXPIRED,
+  APPROVAL_REJECTED,
+  REFERENCE_REUSED,
+  RETRYABLE_ROW_STATES,
+  type RowState,
+} from "../batches/index.js";
 import { PayoutsError } from "../errors/index.js";
 
 export class RowSpecError extends PayoutsError {
@@ -63,7 +69,7 @@ export function whyNotRetryable(state: RowState, errorCode?: string): string | u
   if (errorCode === REFERENCE_REUSED) {
     return "its reference was already used by an earlier payment (see error_message): a new attempt would pay that invoice again; if it really is a new payout, submit it in a new sheet with a new reference";
   }
-  if (errorCode === "APPROVAL_REJECTED" || errorCode === "APPROVAL_EXPIRED") {
+  if (errorCode === APPROVAL_REJECTED || errorCode === APPROVAL_EXPIRED) {
     return "its batch was not approved (rejected or expired), so no payment may be made for it; submit the sheet again for a new approval";
   }
   if (RETRYABLE_ROW_STATES.includes(state)) return undefined;

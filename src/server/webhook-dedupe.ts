@@ -9,30 +9,11 @@
  *   <p>:webhooks:seen:d<d>:n                 string  ids recorded that day (chooses the level, below)
  *   <p>:webhooks:seen:d<d>:<level>:<bucket>  hash    8-byte digest of the messageId → "1"
  *
- * Why levels: a hash stays a listpack only up to `hash-max-listpack-entries` (128 by default) fields,
- * and a bucket key costs ~100 B of its own, so a fixed number of buckets fits only one volume (at
- * 30,000 ids a day, 32,768 buckets would hold one id each and cost more than one hashtable; at
- * 3,000,000, 1,024 buckets would each turn into a hashtable). So a day's buckets grow with its count:
- * level k has LEVEL_BUCKETS[k] buckets and takes new ids while the day's count is under
- * LEVEL_BUCKETS[k] × BUCKET_FILL; an id stays where it was recorded, and a lookup checks its bucket
- * at every level the day reached (at most 5). Each level receives about 7/8 of its capacity, ~79 ids
- * a bucket on average, so even the fullest of 65,536 buckets (about 4.3 standard deviations above)
- * stays under 128. Past the last level (~5.9 million ids in a day) its buckets grow into hashtables:
- * bigger, never wrong.
- *
- * Cluster: every key one script call touches shares the day keys' names up to their end, so it has
- * the hash tag the key prefix carries in a cluster (`{payouts}`, redis/cluster-nodes.ts): one slot.
- * The bucket keys are derived in the script from the declared count keys (listing every bucket an id
- * might be in would be up to 40 keys an id); Redis allows undeclared keys of the call's own slot.
+ * The buckets are day buckets (src/redis/day-buckets.ts: why a day's buckets grow in levels, and
+ * why one script call stays in one cluster slot).
  */
 import { hash } from "node:crypto";
-import { defineLuaScript, runScript } from "../batches/index.js";
-import type { RedisClient } from "../redis/index.js";
-
-/** Buckets at each level: ×8 a level, so a day moves up at most 4 times. */
-export const LEVEL_BUCKETS = [16, 128, 1024, 8192, 65536] as const;
-/** Ids a bucket takes on average before its day moves up a level: well under 128 (see above). */
-export const BUCKET_FILL = 90;
+import { DAY_BUCKET_CONSTANTS, luaScript, type RedisClient } from "../redis/index.js";
 
 const DAY_SECONDS = 86_400;
 
@@ -72,81 +53,9 @@ export function dedupeDays(
   return { counts, expireAt: (today + 1) * DAY_SECONDS + ttl };
 }
 
-/** KEYS: the days' count keys, today first. */
-const LUA_LEVELS = `
-local sizes = {${LEVEL_BUCKETS.join(", ")}}
-local fill = ${BUCKET_FILL}
-local days = #KEYS
-local function level_of(count)
-  for k = 1, #sizes do
-    if count < sizes[k] * fill then return k end
-  end
-  return #sizes
-end
-local function bucket(d, k, hash)
-  return string.sub(KEYS[d], 1, -3) .. ':' .. (k - 1) .. ':' .. string.format('%d', hash % sizes[k])
-end
--- One MGET for the days' counts (most days of the window have none: nil reads as 0).
-local counts = {}
-local stored = redis.call('MGET', unpack(KEYS))
-for d = 1, days do counts[d] = tonumber(stored[d] or '0') end
-`;
-
-/**
- * Records ids not seen yet in today's buckets. KEYS: as above. ARGV: when today's keys expire (unix
- * s), then per id its digest and hash. Returns one number per id: 1 when it is new (an
- * id given twice is new only the first time).
- */
-const SEEN_FIRST = defineLuaScript(
-  "webhookSeenFirstBuckets",
-  `${LUA_LEVELS}
-local out = {}
-local touched = {}
-local recorded = 0
-for j = 2, #ARGV, 2 do
-  local digest, hash = ARGV[j], tonumber(ARGV[j + 1])
-  local new = 1
-  for d = 1, days do
-    -- A day without a count recorded nothing (both are written, and expire, together).
-    for k = 1, counts[d] > 0 and level_of(counts[d]) or 0 do
-      if new == 0 then break end
-      if redis.call('HEXISTS', bucket(d, k, hash), digest) == 1 then new = 0 end
-    end
-    if new == 0 then break end
-  end
-  if new == 1 then
-    local key = bucket(1, level_of(counts[1]), hash)
-    redis.call('HSET', key, digest, '1')
-    touched[key] = true
-    counts[1] = counts[1] + 1
-    recorded = recorded + 1
-  end
-  out[#out + 1] = new
-end
-if recorded > 0 then
-  redis.call('INCRBY', KEYS[1], recorded)
-  redis.call('EXPIREAT', KEYS[1], ARGV[1])
-  for key in pairs(touched) do redis.call('EXPIREAT', key, ARGV[1]) end
-end
-return out
-`,
-);
-
-/** Forgets ids wherever these days' buckets may hold them. KEYS: as above. ARGV: digest, hash pairs. */
-const FORGET = defineLuaScript(
-  "webhookSeenForget",
-  `${LUA_LEVELS}
-local removed = 0
-for j = 1, #ARGV, 2 do
-  for d = 1, days do
-    for k = 1, counts[d] > 0 and level_of(counts[d]) or 0 do
-      removed = removed + redis.call('HDEL', bucket(d, k, tonumber(ARGV[j + 1])), ARGV[j])
-    end
-  end
-end
-return removed
-`,
-);
+/** The store's scripts (./lua/, each file saying its KEYS and ARGV), over day buckets. */
+const SEEN_FIRST = luaScript(new URL("./lua/seen-first.lua", import.meta.url), DAY_BUCKET_CONSTANTS);
+const FORGET = luaScript(new URL("./lua/forget-seen.lua", import.meta.url), DAY_BUCKET_CONSTANTS);
 
 export function createDedupeStore(redis: RedisClient, prefix: string, ttl: number) {
   return {
@@ -155,7 +64,7 @@ export function createDedupeStore(redis: RedisClient, prefix: string, ttl: numbe
       const days = dedupeDays(prefix, Date.now(), ttl);
       const args: (string | number | Buffer)[] = [days.expireAt];
       for (const id of ids) args.push(id.digest, id.hash);
-      const answer = (await runScript(redis, SEEN_FIRST, days.counts, args)) as number[];
+      const answer = (await SEEN_FIRST.run(redis, days.counts, args)) as number[];
       return ids.map((_, i) => Number(answer[i]) === 1);
     },
     /**
@@ -164,7 +73,7 @@ export function createDedupeStore(redis: RedisClient, prefix: string, ttl: numbe
      */
     async forget(id: DedupeId): Promise<void> {
       const days = dedupeDays(prefix, Date.now(), ttl);
-      await runScript(redis, FORGET, days.counts.slice(0, 2), [id.digest, id.hash]);
+      await FORGET.run(redis, days.counts.slice(0, 2), [id.digest, id.hash]);
     },
   };
 }

@@ -24,7 +24,11 @@ function limiter(ceilingPerSecond: number, leaseMs?: number) {
     ceilingPerSecond,
     ...(leaseMs !== undefined ? { leaseMs } : {}),
   });
-  const calls = vi.spyOn(redis as unknown as Record<string, () => Promise<unknown>>, "payoutsRateAcquire");
+  // The limiter's script as a command of the connection (the Lua loader names it after its file).
+  const calls = vi.spyOn(
+    redis as unknown as Record<string, () => Promise<unknown>>,
+    "lua:payouts-api/rate-acquire",
+  );
   return { l, calls };
 }
 

@@ -15,15 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startPrivateCluster, startPrivateRedis } from "../../../src/demo/private-redis.js";
 import { connectRedis } from "../../../src/pipeline/index.js";
 import { LOOSE_BATCH, LookIndex, lookMarker } from "../../../src/reconcile/index.js";
-import { hashTaggedPrefix, type RedisClient } from "../../../src/redis/index.js";
+import { BUCKET_FILL, hashTaggedPrefix, LEVEL_BUCKETS, type RedisClient } from "../../../src/redis/index.js";
 import { createWebhookReceiver } from "../../../src/server/index.js";
-import {
-  BUCKET_FILL,
-  createDedupeStore,
-  dedupeDays,
-  dedupeId,
-  LEVEL_BUCKETS,
-} from "../../../src/server/webhook-dedupe.js";
+import { createDedupeStore, dedupeDays, dedupeId } from "../../../src/server/webhook-dedupe.js";
 import { deleteKeys, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
 
 const TTL = 7 * 24 * 3600;

@@ -152,7 +152,7 @@ describe("history notes", () => {
       `payment created: ${id}`,
       "reconciled: payment completed",
     ]);
-    // The scripts write the old payment id over the mark before the row's id changes (redis-scripts.ts).
+    // The scripts write the old payment id over the mark before the row's id changes (batches/lua/row-history.lua).
     expect(parseHistory(`mwu5phik queued submitted 1 ~cpay_old\n`, "pay_new")[0]!.note).toBe(
       "payment created: pay_old",
     );

@@ -9,7 +9,7 @@ import {
   rowStateForPayment,
   TERMINAL_ROW_STATES,
 } from "../../../src/batches/index.js";
-import { luaFollowTable } from "../../../src/batches/row-state.js";
+import { TRANSITION_ROW } from "../../../src/batches/redis-scripts.js";
 
 describe("row state machine", () => {
   it("moves forward only: queued → submitted → in-progress → a final state", () => {
@@ -54,7 +54,7 @@ describe("row state machine", () => {
     expect(canFollowPayment("rejected", "completed")).toBe(false);
     expect(canTransition("in-progress", "returned")).toBe(false);
     // The Lua twin is generated from the same table.
-    expect(luaFollowTable()).toContain('["completed"]={["returned"]=true}');
+    expect(TRANSITION_ROW.source).toContain("['completed']={['returned']=true}");
   });
 
   it("`returned` is terminal and an operator may pay it again", () => {
