@@ -14,6 +14,8 @@ import { createHmac, randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Agent, request } from "undici";
+import { pipelineSettings } from "../src/app/index.js";
+import { loadConfig } from "../src/config/index.js";
 import { createPayoutsClient } from "../src/payouts-api/index.js";
 import { connectRedis } from "../src/pipeline/index.js";
 import { createReconcileQueue } from "../src/reconcile/index.js";
@@ -35,7 +37,12 @@ const { values } = parseArgs({
 async function serveChild(prefix: string): Promise<void> {
   // The health check's client is never called during the run.
   const client = createPayoutsClient({ baseUrl: "http://127.0.0.1:9/v2", apiKey: "bench" });
-  const server = await startServer({ redisUrl: REDIS_URL, prefix, webhookSecret: SECRET, client });
+  const server = await startServer({
+    ...pipelineSettings(loadConfig({}), prefix),
+    redisUrl: REDIS_URL,
+    webhookSecret: SECRET,
+    client,
+  });
   process.send?.({ url: server.url });
   process.once("disconnect", () => {
     void server.close(1000).then(() => client.close());

@@ -15,6 +15,7 @@ import { LOOSE_BATCH, LookIndex } from "../../../src/reconcile/index.js";
 import type { RedisClient } from "../../../src/redis/index.js";
 import { type RunningServer, startServer, WEBHOOK_PATH } from "../../../src/server/index.js";
 import { dedupeId } from "../../../src/server/webhook-dedupe.js";
+import { PIPELINE_DEFAULTS } from "../../support/settings.js";
 import { deleteKeys, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
 
 let sandbox: RunningSandbox;
@@ -83,6 +84,7 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), "payouts-serve-"));
   await writeFile(path.join(dir, "batch_ok-result.csv"), "reference,status\nINV-1,completed\n");
   server = await startServer({
+    ...PIPELINE_DEFAULTS,
     redisUrl: REDIS_URL,
     prefix,
     webhookSecret: SECRET,
@@ -243,7 +245,13 @@ describe("GET /healthz", () => {
       apiKey: "sk_do_not_echo_me",
       retry: { maxAttempts: 1 },
     });
-    const other = await startServer({ redisUrl: REDIS_URL, prefix, webhookSecret: SECRET, client: dead });
+    const other = await startServer({
+      ...PIPELINE_DEFAULTS,
+      redisUrl: REDIS_URL,
+      prefix,
+      webhookSecret: SECRET,
+      client: dead,
+    });
     try {
       const res = await fetch(`${other.url}/healthz`);
       const text = await res.text();

@@ -1,0 +1,15 @@
+/**
+ * The settings a test's parts are started with: every setting at the config schema's default, so a
+ * test states only what it changes (its Redis, prefix, approval rules).
+ */
+import { loadConfig } from "../../src/config/index.js";
+import type { PipelineSettings } from "../../src/pipeline/index.js";
+
+export const DEFAULT_CONFIG = loadConfig({});
+
+/** The pipeline settings beside Redis and the prefix, at their defaults. */
+export const PIPELINE_DEFAULTS: Pick<PipelineSettings, "approval" | "feedWindow" | "duplicateWindowDays"> = {
+  approval: DEFAULT_CONFIG.approval,
+  feedWindow: DEFAULT_CONFIG.feedWindow,
+  duplicateWindowDays: DEFAULT_CONFIG.duplicateWindowDays,
+};
