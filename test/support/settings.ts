@@ -1,11 +1,12 @@
 /**
- * The settings a test's parts are started with: every setting at the config schema's default, so a
- * test states only what it changes (its Redis, prefix, approval rules).
+ * The settings a test's parts are started with: the test run's environment read as a command reads
+ * it (vitest.config.ts turns the cross-batch duplicate check off; everything else is at the schema's
+ * default), so a test states only what it changes (its Redis, prefix, approval rules).
  */
 import { loadConfig } from "../../src/config/index.js";
 import type { PipelineSettings } from "../../src/pipeline/index.js";
 
-export const DEFAULT_CONFIG = loadConfig({});
+export const DEFAULT_CONFIG = loadConfig();
 
 /** The pipeline settings beside Redis and the prefix, at their defaults. */
 export const PIPELINE_DEFAULTS: Pick<PipelineSettings, "approval" | "feedWindow" | "duplicateWindowDays"> = {
