@@ -35,11 +35,16 @@ const { values } = parseArgs({
 });
 
 async function serveChild(prefix: string): Promise<void> {
+  const config = loadConfig({});
   // The health check's client is never called during the run.
-  const client = createPayoutsClient({ baseUrl: "http://127.0.0.1:9/v2", apiKey: "bench" });
+  const client = createPayoutsClient({ entityId: "me", baseUrl: "http://127.0.0.1:9/v2", apiKey: "bench" });
   const server = await startServer({
-    ...pipelineSettings(loadConfig({}), prefix),
+    ...pipelineSettings(config, prefix),
     redisUrl: REDIS_URL,
+    dataDir: config.dataDir,
+    entityId: config.entityId,
+    uploadLimitBytes: config.uploadLimitBytes,
+    trustProxy: config.trustProxy,
     webhookSecret: SECRET,
     client,
   });

@@ -1,14 +1,17 @@
 /**
- * The environment, read once and validated in one place (docs/operating.md "Configuration").
+ * The environment, read once by the command line (src/cli) and validated in one place
+ * (docs/operating.md "Configuration"); the resulting config is handed down (src/app), and no other
+ * module reads the environment.
  *
- * Every setting has its default here; docs/operating.md lists the same table (a test keeps them in
- * agreement). A bad value is a usage error
- * (exit 2) whose message names the variable and what is expected, and never echoes a secret's value.
+ * Every setting has its default here, in the schema (a default whose reason belongs to a module is
+ * that module's constant, named here); docs/operating.md lists the same table, and tests keep them in
+ * agreement and keep every part from falling back to a default of its own. A bad value is a usage
+ * error (exit 2) whose message names the variable and what is expected, and never echoes a secret's
+ * value.
  */
 import path from "node:path";
 import { CronExpressionParser } from "cron-parser";
 import { z } from "zod";
-import { DEFAULT_UPLOAD_LIMIT_MB } from "../api/context.js";
 import {
   type ApprovalPolicy,
   ApprovalRuleError,
@@ -95,7 +98,7 @@ const EnvSchema = z.object({
   /** The bearer token `payouts approve|reject` authenticate with. Never logged or echoed. */
   PAYOUTS_TOKEN: z.string().min(1).optional(),
   /** Largest sheet the console and API accept, in MB. */
-  UPLOAD_LIMIT_MB: intFrom(1, 10_000).default(DEFAULT_UPLOAD_LIMIT_MB),
+  UPLOAD_LIMIT_MB: intFrom(1, 10_000).default(50),
   /** Hours an upload not submitted stays (its rows are the largest thing the console keeps in Redis). */
   UPLOAD_KEEP_HOURS: intFrom(1, 24 * 366).default(DEFAULT_UPLOAD_KEEP.openSeconds / 3600),
   /** Days a submitted upload's record (its page and link to the batch) stays. */

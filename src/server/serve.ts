@@ -6,7 +6,6 @@
  */
 
 import path from "node:path";
-import { DEFAULT_UPLOAD_LIMIT_BYTES } from "../api/index.js";
 import { AuditTrail } from "../audit/index.js";
 import { AuthStore } from "../auth/index.js";
 import { DEFAULT_KEY_PREFIX } from "../batches/index.js";
@@ -39,16 +38,16 @@ export interface ServerOptions extends PipelineSettings {
   bodyLimitBytes?: number;
   dedupeTtlSeconds?: number;
   logger?: LogSink;
-  /** DATA_DIR: uploads go to `<dataDir>/uploads/`, submitted sheets to `<dataDir>/archive/`. Default ./data. */
-  dataDir?: string;
-  /** PAYOUTS_ENTITY_ID for submitted batches. Default `me`. */
-  entityId?: string;
-  /** Largest sheet upload (UPLOAD_LIMIT_MB). Default 50 MB. */
-  uploadLimitBytes?: number;
+  /** DATA_DIR: uploads go to `<dataDir>/uploads/`, submitted sheets to `<dataDir>/archive/`. */
+  dataDir: string;
+  /** PAYOUTS_ENTITY_ID for submitted batches. */
+  entityId: string;
+  /** Largest sheet upload (UPLOAD_LIMIT_MB). */
+  uploadLimitBytes: number;
   /** How long uploads stay in Redis (UPLOAD_KEEP_HOURS, UPLOAD_KEEP_SUBMITTED_DAYS). Default: src/uploads'. */
   uploadKeep?: UploadKeep;
-  /** Behind a proxy that sets X-Forwarded-For/-Proto (HTTP_TRUST_PROXY). Default false. */
-  trustProxy?: boolean;
+  /** Behind a proxy that sets X-Forwarded-For/-Proto (HTTP_TRUST_PROXY). */
+  trustProxy: boolean;
 }
 
 export interface RunningServer extends RunningHttpServer {
@@ -141,11 +140,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         redis: () => redis.ping(),
         api: (signal) => options.client.limitations.get({ signal }),
       },
-      resultFile:
-        options.resultFile ?? resultFilesOf(pipeline.store, path.resolve(options.dataDir ?? "data")),
+      resultFile: options.resultFile ?? resultFilesOf(pipeline.store, path.resolve(options.dataDir)),
       ...(options.bodyLimitBytes !== undefined ? { bodyLimitBytes: options.bodyLimitBytes } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
-      trustProxy: options.trustProxy ?? false,
+      trustProxy: options.trustProxy,
       api: {
         auth,
         audit: new AuditTrail(redis, prefix),
@@ -157,9 +155,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         reconcile,
         client: options.apiClient ?? options.client,
         pipeline: { ...pipelineSettings, open: pipeline },
-        dataDir: path.resolve(options.dataDir ?? "data"),
-        entityId: options.entityId ?? "me",
-        uploadLimitBytes: options.uploadLimitBytes ?? DEFAULT_UPLOAD_LIMIT_BYTES,
+        dataDir: path.resolve(options.dataDir),
+        entityId: options.entityId,
+        uploadLimitBytes: options.uploadLimitBytes,
         ...(options.uploadKeep ? { uploadKeep: options.uploadKeep } : {}),
       },
     });

@@ -19,7 +19,7 @@ import { type ReconcileService, startReconcileService } from "../../src/reconcil
 import { type RunningServer, startServer, WEBHOOK_PATH } from "../../src/server/index.js";
 import { CONSUMED_EVENTS } from "../../src/webhooks/index.js";
 import { deleteKeys, REDIS_URL, uniquePrefix } from "../integration/pipeline/helpers.js";
-import { PIPELINE_DEFAULTS } from "./settings.js";
+import { PIPELINE_DEFAULTS, SERVER_DEFAULTS } from "./settings.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies
 export type Json = any;
@@ -59,6 +59,7 @@ export async function startApiStack(options: ApiStackOptions): Promise<ApiStack>
   const prefix = uniquePrefix(options.label);
   const sandbox = await startSandbox({ clock: options.clock });
   const client = createPayoutsClient({
+    entityId: "me",
     baseUrl: sandbox.url,
     apiKey: sandbox.apiKey,
     retry: { maxAttempts: 1 },
@@ -67,6 +68,7 @@ export async function startApiStack(options: ApiStackOptions): Promise<ApiStack>
   const approval = options.approval ? { approval: options.approval } : {};
   const server = await startServer({
     ...PIPELINE_DEFAULTS,
+    ...SERVER_DEFAULTS,
     redisUrl: REDIS_URL,
     prefix,
     // The sandbox signs deliveries with its API key.

@@ -35,7 +35,7 @@ let dataDir: string;
 
 beforeAll(async () => {
   sandbox = await spawnSandbox();
-  api = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
+  api = createPayoutsClient({ entityId: "me", baseUrl: sandbox.url, apiKey: sandbox.apiKey });
   dataDir = await mkdtemp(path.join(tmpdir(), "payouts-crash-"));
 });
 

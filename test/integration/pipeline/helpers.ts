@@ -93,7 +93,7 @@ export async function pipelineHarness(
     ...(feedWindow ? { feedWindow } : {}),
   });
   const dataDir = await mkdtemp(path.join(tmpdir(), "payouts-pipeline-"));
-  const api = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
+  const api = createPayoutsClient({ entityId: "me", baseUrl: sandbox.url, apiKey: sandbox.apiKey });
   const services: PaymentService[] = [];
   return {
     prefix,

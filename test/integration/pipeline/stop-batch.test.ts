@@ -29,7 +29,7 @@ let notifyUrl: string;
 
 beforeAll(async () => {
   sandbox = await spawnSandbox();
-  api = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
+  api = createPayoutsClient({ entityId: "me", baseUrl: sandbox.url, apiKey: sandbox.apiKey });
   dataDir = await mkdtemp(path.join(tmpdir(), "payouts-stop-"));
   notifications = [];
   notifyServer = createServer((req, res) => {

@@ -42,7 +42,7 @@ const prefix = uniquePrefix("correct-approve");
 
 beforeAll(async () => {
   sandbox = await startSandbox({ clock: { toInProgressMs: 50, toFinalMs: 50 } });
-  api = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
+  api = createPayoutsClient({ entityId: "me", baseUrl: sandbox.url, apiKey: sandbox.apiKey });
   dataDir = await tempDataDir("correct-approve");
   pipeline = openPipeline({ ...PIPELINE_DEFAULTS, redisUrl: REDIS_URL, prefix, approval: policy });
   worker = await startPaymentService({

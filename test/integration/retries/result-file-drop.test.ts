@@ -36,7 +36,7 @@ const prefix = uniquePrefix("result-drop");
 
 beforeAll(async () => {
   sandbox = await startSandbox({ clock: { toInProgressMs: 50, toFinalMs: 50 } });
-  api = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
+  api = createPayoutsClient({ entityId: "me", baseUrl: sandbox.url, apiKey: sandbox.apiKey });
   dataDir = await tempDataDir("result-drop");
   pipeline = openPipeline({ ...PIPELINE_DEFAULTS, redisUrl: REDIS_URL, prefix });
   worker = await startPaymentService({

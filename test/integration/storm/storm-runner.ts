@@ -129,7 +129,7 @@ export async function runStorm(options: StormOptions): Promise<StormReport> {
     webhookRetry: { attempts: 8, baseDelayMs: 200 },
   });
   const proxy = await startHoldingProxy(sandbox.url);
-  const ledger = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
+  const ledger = createPayoutsClient({ entityId: "me", baseUrl: sandbox.url, apiKey: sandbox.apiKey });
   const prefix = `storm-${options.seed}`;
   // The operator's connection (submissions, retries, checks) reconnects across the restarts. Two tries
   // per job (each of two quick client tries): an outage of a few seconds then leaves rows in `error`.
