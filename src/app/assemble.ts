@@ -44,7 +44,13 @@ import {
   startPaymentService,
 } from "../pipeline/index.js";
 import { type ReconcileService, startReconcileService } from "../reconcile/index.js";
-import { createResultFiles, createResultOutbox, type ResultOutbox } from "../results/index.js";
+import type { RedisClient } from "../redis/index.js";
+import {
+  createResultFiles,
+  createResultOutbox,
+  type ResultFiles,
+  type ResultOutbox,
+} from "../results/index.js";
 import { type ScheduleService, startScheduleService } from "../schedule/index.js";
 import { type ResultFileSource, type RunningServer, startServer } from "../server/index.js";
 import { startWatchService, type WatchService } from "../watch/index.js";
@@ -113,235 +119,279 @@ function notifyOf(config: AppConfig): Pick<NotifyOptions, "url" | "secret"> | un
     : undefined;
 }
 
+/** What every part is built from, and where each registers how it stops. */
+interface Assembly {
+  config: AppConfig;
+  options: AssembleOptions;
+  api: { apiUrl: string; apiKey: string; entityId: string };
+  notify: Pick<NotifyOptions, "url" | "secret"> | undefined;
+  /** The connection that outlives the drains (closed last), and the store and result files on it. */
+  lastRedis: RedisClient;
+  store: BatchStore;
+  files: ResultFiles;
+  services: Services;
+  /** Stopped first (the server stops taking requests). */
+  closeFirst: Array<(graceMs: number) => Promise<unknown>>;
+  /** Drained in parallel within the grace. */
+  drains: Array<(graceMs: number) => Promise<unknown>>;
+  /** Closed after the drains, newest first. */
+  finals: Array<() => Promise<unknown>>;
+}
+
 /**
  * Starts the parts `options.run` names, from `config`. A part that fails to start stops every part
  * started before it, and the error is thrown.
  */
 export async function assembleServices(config: AppConfig, options: AssembleOptions): Promise<Services> {
-  const { prefix, logger } = options;
+  const { logger } = options;
   const runs = (name: ServiceName) => options.run.includes(name);
-  // The API the services call: PAYOUTS_API_URL/KEY, or the demo's sandbox (set in its config).
-  const api = requireApi(config);
-  const notify = notifyOf(config);
-  const pipeline = pipelineSettings(config, prefix);
+  const pipeline = pipelineSettings(config, options.prefix);
   const services: Services = { pipeline, stop: async () => undefined };
-  const closeFirst: Array<(graceMs: number) => Promise<unknown>> = [];
-  const drains: Array<(graceMs: number) => Promise<unknown>> = [];
-  // Closed after the drains, newest first.
-  const finals: Array<() => Promise<unknown>> = [];
+  // The result files' and notifications' last writes come after the payment service has closed its
+  // own connections: their connection is closed last.
+  const lastRedis = connectRedis(pipeline, { autoPipelining: true });
+  const store = new BatchStore(lastRedis, { prefix: options.prefix });
+  const a: Assembly = {
+    config,
+    options,
+    // The API the services call: PAYOUTS_API_URL/KEY, or the demo's sandbox (set in its config).
+    api: requireApi(config),
+    notify: notifyOf(config),
+    lastRedis,
+    store,
+    // Result downloads and the outbox share the files (a download reuses what the outbox just wrote).
+    files: createResultFiles({ store, dataDir: config.dataDir }),
+    services,
+    closeFirst: [],
+    drains: [],
+    finals: [async () => lastRedis.quit().catch(() => lastRedis.disconnect())],
+  };
+  const logStopFailure = (err: unknown) => logger.error({ err }, "stop failed");
   let stopping: Promise<void> | undefined;
   services.stop = (graceMs = options.shutdownGraceMs) => {
     stopping ??= (async () => {
-      for (const close of closeFirst) await close(graceMs).catch(logStopFailure);
-      await Promise.all(drains.map((stop) => stop(graceMs).catch(logStopFailure)));
-      for (const close of finals.reverse()) await close().catch(logStopFailure);
+      for (const close of a.closeFirst) await close(graceMs).catch(logStopFailure);
+      await Promise.all(a.drains.map((stop) => stop(graceMs).catch(logStopFailure)));
+      for (const close of a.finals.reverse()) await close().catch(logStopFailure);
     })();
     return stopping;
   };
-  const logStopFailure = (err: unknown) => logger.error({ err }, "stop failed");
-
   try {
-    // The connection that outlives the drains (closed last): the shared rate limit, and the result
-    // files and notifications, whose last writes come after the payment service has closed its own.
-    const lastRedis = connectRedis(pipeline, { autoPipelining: true });
-    finals.push(async () => lastRedis.quit().catch(() => lastRedis.disconnect()));
-    const store = new BatchStore(lastRedis, { prefix });
-    // Result downloads and the outbox share the files (a download reuses what the outbox just wrote).
-    const files = createResultFiles({ store, dataDir: config.dataDir });
-
     if (runs("payments")) {
-      // Every request of these services (payments, reconciliation, ledger audits) shares one rate with
-      // every other process: PAYOUTS_RATE_LIMIT_PER_SECOND's one mechanism.
-      const limiter = createSharedRateLimiter({
-        redis: lastRedis,
-        prefix,
-        ceilingPerSecond: config.rateLimitPerSecond,
-        onError: (err) => logger.warn({ err }, "shared rate limit unavailable"),
-      });
-      services.limiter = limiter;
-      const client = (): PayoutsClient =>
-        createWorkerClient({ ...api, timeoutMs: config.apiTimeoutMs, limiter, hooks: serviceRequestHooks() });
-      const payments = await startPaymentService({
-        ...pipeline,
-        client: client(),
-        concurrency: config.workerConcurrency,
-        ...(options.lockMs !== undefined
-          ? { lockDurationMs: options.lockMs, stalledIntervalMs: options.lockMs }
-          : {}),
-        logger,
-        breaker: {
-          settings: config.breaker,
-          onTrip: batchPausedHandler({ notify, audit: new AuditTrail(lastRedis, prefix), logger }),
-        },
-      });
-      services.payments = payments;
-      drains.push((graceMs) => payments.stop(graceMs));
-      // Result files in DATA_DIR/outbox follow every row change, debounced per batch; a file that
-      // cannot be written (a full disk) is retried until it is, logged at warn, then error.
-      const outbox = createResultOutbox({
-        store,
-        dataDir: config.dataDir,
-        files,
-        ...(options.outboxDebounceMs !== undefined ? { debounceMs: options.outboxDebounceMs } : {}),
-        logger,
-      });
-      services.outbox = outbox;
-      finals.push(() => outbox.close());
-      const touched = (job: { data: { batchId: string } } | undefined) => {
-        if (job) outbox.markDirty(job.data.batchId);
-      };
-      payments.worker.on("completed", touched);
-      payments.worker.on("failed", touched);
-
-      if (runs("reconcile")) {
-        const returned = payoutReturnedHandler({ store, notify, logger });
-        // Every finished batch is held against the service's ledger (its outcome kept on the batch and
-        // carried by the notification).
-        const auditClient = client();
-        finals.push(() => auditClient.close());
-        const ledgerCheck = async (batchId: string): Promise<void> => {
-          try {
-            const { report } = await auditAndRecord({ store, client: auditClient, batchId });
-            const level = report.differences.length === 0 ? "info" : "warn";
-            logger[level]({ batchId, pages: report.pages, summary: report.summary }, "ledger audit");
-          } catch (err) {
-            logger.warn({ batchId, err }, "ledger audit of a finished batch failed");
-          }
-        };
-        const approvalStore = new ApprovalStore(lastRedis, { prefix });
-        // Rows marked by webhook deliveries and by the sweep are read a page of the batch's payments
-        // at a time; finished batches stay watched for returns for PAYOUTS_RETURN_WATCH_DAYS.
-        const reconcile = await startReconcileService({
-          redisUrl: pipeline.redisUrl,
-          redisClusterNodes: pipeline.redisClusterNodes,
-          prefix,
-          client: client(),
-          ...(options.reconcile?.sweepEveryMs !== undefined
-            ? { sweepEveryMs: options.reconcile.sweepEveryMs }
-            : {}),
-          ...(options.reconcile?.staleAfterMs !== undefined
-            ? { staleAfterMs: options.reconcile.staleAfterMs }
-            : {}),
-          watchForMs: config.returnWatchDays * 86_400_000,
-          onRowsChanged: (batchId) => outbox.markDirty(batchId),
-          onRowReturned: (row) => {
-            countReturnedRow();
-            return returned(row);
-          },
-          onBatchFinished: batchFinishedHandler({
-            store,
-            outbox,
-            dataDir: config.dataDir,
-            notify,
-            logger,
-            approvalOf: (batchId) => approvalStore.get(batchId),
-            beforeNotify: ledgerCheck,
-          }),
-          logger,
-        });
-        services.reconcile = reconcile;
-        // Looks only read the ledger: cut at the end of the drain, their marks stay for the next look.
-        drains.push((graceMs) => reconcile.stop(shutdownBudget(graceMs).drainMs));
-      }
-
-      if (config.metricsPort > 0) {
-        // Prometheus: process metrics, payments by outcome, service latency, queue depth, rows by state.
-        watchPaymentWorker(payments.worker);
-        const registry = new Registry();
-        registerStateGauges(registry, {
-          redis: payments.pipeline.redis,
-          prefix,
-          queues: [payments.pipeline.queue, ...(services.reconcile ? [services.reconcile.queue] : [])],
-        });
-        const metrics = await startMetricsServer({ port: config.metricsPort, registries: [registry] });
-        finals.push(() => metrics.close());
-        logger.info({ url: metrics.url }, "metrics served");
-      }
+      const client = await startPayments(a);
+      if (runs("reconcile")) await startReconcile(a, client);
+      if (config.metricsPort > 0) await startMetrics(a);
     }
-
-    if (runs("approvals")) {
-      // Held batches: expiry, follow-ups of decisions a crash interrupted, `batch.awaiting_approval`.
-      const outbox = services.outbox;
-      const approvals = await startApprovalService({
-        ...pipeline,
-        notify,
-        ...(outbox ? { onSettled: (batchId: string) => outbox.markDirty(batchId) } : {}),
-        logger,
-      });
-      services.approvals = approvals;
-      drains.push(() => approvals.stop());
-    }
-
-    // The watched inbox and the nightly runs share one sheet intake (DATA_DIR/inbox, DATA_DIR/scheduled).
-    const intake = intakeConnection(config, api, prefix, logger);
-    if (runs("watch")) {
-      const watch = await startWatchService({
-        ...intake,
-        ...config.watch,
-        ...(options.watchRescanMs !== undefined ? { rescanMs: options.watchRescanMs } : {}),
-      });
-      services.watch = watch;
-      drains.push(() => watch.stop());
-    }
-    if (runs("schedule")) {
-      const schedule = await startScheduleService({
-        ...intake,
-        ...config.watch,
-        cron: config.scheduleCron,
-        tz: config.scheduleTz,
-      });
-      services.schedule = schedule;
-      drains.push((graceMs) => schedule.stop(shutdownBudget(graceMs).drainMs));
-    }
-
-    if (runs("server")) {
-      if (!config.webhookSecret)
-        throw new ConfigError("PAYOUTS_WEBHOOK_SECRET (or PAYOUTS_API_KEY) must be set");
-      // The health check wants a quick yes or no, not the client's retries.
-      const healthClient = createPayoutsClient({
-        baseUrl: api.apiUrl,
-        apiKey: api.apiKey,
-        entityId: api.entityId,
-        timeoutMs: 2_000,
-        retry: { maxAttempts: 1 },
-      });
-      finals.push(() => healthClient.close());
-      // Validation and cancels get the ordinary client (its timeouts and retries).
-      const apiClient = createPayoutsClient({
-        baseUrl: api.apiUrl,
-        apiKey: api.apiKey,
-        entityId: api.entityId,
-        timeoutMs: config.apiTimeoutMs,
-        hooks: serviceRequestHooks(),
-      });
-      finals.push(() => apiClient.close());
-      const server = await startServer({
-        ...pipeline,
-        webhookSecret: config.webhookSecret,
-        client: healthClient,
-        apiClient,
-        dataDir: config.dataDir,
-        entityId: config.entityId,
-        uploadLimitBytes: config.uploadLimitBytes,
-        uploadKeep: config.uploadKeep,
-        trustProxy: config.trustProxy,
-        port: config.httpPort,
-        host: options.server?.host ?? "127.0.0.1",
-        resultFile:
-          options.server?.resultFile ??
-          (async (batchId, format) => {
-            const file = await files.resultFile(batchId, format);
-            return file === undefined ? undefined : { path: file };
-          }),
-        logger,
-      });
-      services.server = server;
-      closeFirst.push((graceMs) => server.close(graceMs));
-    }
+    if (runs("approvals")) await startApprovals(a);
+    if (runs("watch") || runs("schedule")) await startIntakes(a, runs("watch"), runs("schedule"));
+    if (runs("server")) await startServerPart(a);
   } catch (err) {
     logger.error({ err }, "services failed to start");
     await services.stop();
     throw err;
   }
   return services;
+}
+
+/**
+ * The payment service with the shared rate limit, the breaker and the result files; returns how to
+ * make another client on the same rate (reconciliation and ledger checks share it).
+ */
+async function startPayments(a: Assembly): Promise<() => PayoutsClient> {
+  const { config, options, api, services, store } = a;
+  const { prefix, logger } = options;
+  // Every request of these services shares one rate with every other process:
+  // PAYOUTS_RATE_LIMIT_PER_SECOND's one mechanism.
+  const limiter = createSharedRateLimiter({
+    redis: a.lastRedis,
+    prefix,
+    ceilingPerSecond: config.rateLimitPerSecond,
+    onError: (err) => logger.warn({ err }, "shared rate limit unavailable"),
+  });
+  services.limiter = limiter;
+  const client = (): PayoutsClient =>
+    createWorkerClient({ ...api, timeoutMs: config.apiTimeoutMs, limiter, hooks: serviceRequestHooks() });
+  const payments = await startPaymentService({
+    ...services.pipeline,
+    client: client(),
+    concurrency: config.workerConcurrency,
+    ...(options.lockMs !== undefined
+      ? { lockDurationMs: options.lockMs, stalledIntervalMs: options.lockMs }
+      : {}),
+    logger,
+    breaker: {
+      settings: config.breaker,
+      onTrip: batchPausedHandler({ notify: a.notify, audit: new AuditTrail(a.lastRedis, prefix), logger }),
+    },
+  });
+  services.payments = payments;
+  a.drains.push((graceMs) => payments.stop(graceMs));
+  // Result files in DATA_DIR/outbox follow every row change, debounced per batch; a file that
+  // cannot be written (a full disk) is retried until it is, logged at warn, then error.
+  const outbox = createResultOutbox({
+    store,
+    dataDir: config.dataDir,
+    files: a.files,
+    ...(options.outboxDebounceMs !== undefined ? { debounceMs: options.outboxDebounceMs } : {}),
+    logger,
+  });
+  services.outbox = outbox;
+  a.finals.push(() => outbox.close());
+  const touched = (job: { data: { batchId: string } } | undefined) => {
+    if (job) outbox.markDirty(job.data.batchId);
+  };
+  payments.worker.on("completed", touched);
+  payments.worker.on("failed", touched);
+  return client;
+}
+
+/**
+ * Reconciliation beside the payments: rows marked by webhook deliveries and by the sweep are read a
+ * page of the batch's payments at a time; finished batches stay watched for returns for
+ * PAYOUTS_RETURN_WATCH_DAYS, and are held against the service's ledger before they are announced.
+ */
+async function startReconcile(a: Assembly, client: () => PayoutsClient): Promise<void> {
+  const { config, options, store, services, notify } = a;
+  const { prefix, logger } = options;
+  const outbox = services.outbox!;
+  const returned = payoutReturnedHandler({ store, notify, logger });
+  const auditClient = client();
+  a.finals.push(() => auditClient.close());
+  const ledgerCheck = async (batchId: string): Promise<void> => {
+    try {
+      const { report } = await auditAndRecord({ store, client: auditClient, batchId });
+      const level = report.differences.length === 0 ? "info" : "warn";
+      logger[level]({ batchId, pages: report.pages, summary: report.summary }, "ledger audit");
+    } catch (err) {
+      logger.warn({ batchId, err }, "ledger audit of a finished batch failed");
+    }
+  };
+  const approvalStore = new ApprovalStore(a.lastRedis, { prefix });
+  const timings = options.reconcile ?? {};
+  const reconcile = await startReconcileService({
+    redisUrl: services.pipeline.redisUrl,
+    redisClusterNodes: services.pipeline.redisClusterNodes,
+    prefix,
+    client: client(),
+    ...(timings.sweepEveryMs !== undefined ? { sweepEveryMs: timings.sweepEveryMs } : {}),
+    ...(timings.staleAfterMs !== undefined ? { staleAfterMs: timings.staleAfterMs } : {}),
+    watchForMs: config.returnWatchDays * 86_400_000,
+    onRowsChanged: (batchId) => outbox.markDirty(batchId),
+    onRowReturned: (row) => {
+      countReturnedRow();
+      return returned(row);
+    },
+    onBatchFinished: batchFinishedHandler({
+      store,
+      outbox,
+      dataDir: config.dataDir,
+      notify,
+      logger,
+      approvalOf: (batchId) => approvalStore.get(batchId),
+      beforeNotify: ledgerCheck,
+    }),
+    logger,
+  });
+  services.reconcile = reconcile;
+  // Looks only read the ledger: cut at the end of the drain, their marks stay for the next look.
+  a.drains.push((graceMs) => reconcile.stop(shutdownBudget(graceMs).drainMs));
+}
+
+/** Prometheus: process metrics, payments by outcome, service latency, queue depth, rows by state. */
+async function startMetrics(a: Assembly): Promise<void> {
+  const payments = a.services.payments!;
+  watchPaymentWorker(payments.worker);
+  const registry = new Registry();
+  registerStateGauges(registry, {
+    redis: payments.pipeline.redis,
+    prefix: a.options.prefix,
+    queues: [payments.pipeline.queue, ...(a.services.reconcile ? [a.services.reconcile.queue] : [])],
+  });
+  const metrics = await startMetricsServer({ port: a.config.metricsPort, registries: [registry] });
+  a.finals.push(() => metrics.close());
+  a.options.logger.info({ url: metrics.url }, "metrics served");
+}
+
+/** Held batches: expiry, follow-ups of decisions a crash interrupted, `batch.awaiting_approval`. */
+async function startApprovals(a: Assembly): Promise<void> {
+  const outbox = a.services.outbox;
+  const approvals = await startApprovalService({
+    ...a.services.pipeline,
+    notify: a.notify,
+    ...(outbox ? { onSettled: (batchId: string) => outbox.markDirty(batchId) } : {}),
+    logger: a.options.logger,
+  });
+  a.services.approvals = approvals;
+  a.drains.push(() => approvals.stop());
+}
+
+/** The watched inbox and the nightly runs share one sheet intake (DATA_DIR/inbox, DATA_DIR/scheduled). */
+async function startIntakes(a: Assembly, watch: boolean, schedule: boolean): Promise<void> {
+  const { config, options, services } = a;
+  const intake = intakeConnection(config, a.api, options.prefix, options.logger);
+  if (watch) {
+    const service = await startWatchService({
+      ...intake,
+      ...config.watch,
+      ...(options.watchRescanMs !== undefined ? { rescanMs: options.watchRescanMs } : {}),
+    });
+    services.watch = service;
+    a.drains.push(() => service.stop());
+  }
+  if (schedule) {
+    const service = await startScheduleService({
+      ...intake,
+      ...config.watch,
+      cron: config.scheduleCron,
+      tz: config.scheduleTz,
+    });
+    services.schedule = service;
+    a.drains.push((graceMs) => service.stop(shutdownBudget(graceMs).drainMs));
+  }
+}
+
+/** The HTTP server of `payouts serve`: console, API, webhook receiver, health, result downloads. */
+async function startServerPart(a: Assembly): Promise<void> {
+  const { config, options, api } = a;
+  if (!config.webhookSecret) throw new ConfigError("PAYOUTS_WEBHOOK_SECRET (or PAYOUTS_API_KEY) must be set");
+  // The health check wants a quick yes or no, not the client's retries.
+  const healthClient = createPayoutsClient({
+    baseUrl: api.apiUrl,
+    apiKey: api.apiKey,
+    entityId: api.entityId,
+    timeoutMs: 2_000,
+    retry: { maxAttempts: 1 },
+  });
+  a.finals.push(() => healthClient.close());
+  // Validation and cancels get the ordinary client (its timeouts and retries).
+  const apiClient = createPayoutsClient({
+    baseUrl: api.apiUrl,
+    apiKey: api.apiKey,
+    entityId: api.entityId,
+    timeoutMs: config.apiTimeoutMs,
+    hooks: serviceRequestHooks(),
+  });
+  a.finals.push(() => apiClient.close());
+  const server = await startServer({
+    ...a.services.pipeline,
+    webhookSecret: config.webhookSecret,
+    client: healthClient,
+    apiClient,
+    dataDir: config.dataDir,
+    entityId: config.entityId,
+    uploadLimitBytes: config.uploadLimitBytes,
+    uploadKeep: config.uploadKeep,
+    trustProxy: config.trustProxy,
+    port: config.httpPort,
+    host: options.server?.host ?? "127.0.0.1",
+    resultFile:
+      options.server?.resultFile ??
+      (async (batchId, format) => {
+        const file = await a.files.resultFile(batchId, format);
+        return file === undefined ? undefined : { path: file };
+      }),
+    logger: options.logger,
+  });
+  a.services.server = server;
+  a.closeFirst.push((graceMs) => server.close(graceMs));
 }
