@@ -16,7 +16,9 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { pipelineSettings } from "../src/app/index.js";
 import { type SubmittedInstruction, submitBatch } from "../src/batches/index.js";
+import { loadConfig } from "../src/config/index.js";
 import { createWorkerClient, openPipeline, startPaymentService } from "../src/pipeline/index.js";
 import { plainCreateLoop } from "./lib/plain-create-loop.js";
 
@@ -90,7 +92,8 @@ async function benchPipeline(): Promise<{ enqueuePerSec: number; paymentsPerSec:
   const sandbox = await startSandboxProcess();
   const prefix = `bench-${randomBytes(4).toString("hex")}`;
   const dataDir = await mkdtemp(path.join(tmpdir(), "payouts-bench-"));
-  const pipeline = openPipeline({ redisUrl: REDIS_URL, prefix });
+  const settings = { ...pipelineSettings(loadConfig({}), prefix), redisUrl: REDIS_URL };
+  const pipeline = openPipeline(settings);
   try {
     const rows = instructions(ROWS);
     const t0 = performance.now();
@@ -110,11 +113,9 @@ async function benchPipeline(): Promise<{ enqueuePerSec: number; paymentsPerSec:
 
     const t1 = performance.now();
     const service = await startPaymentService({
-      redisUrl: REDIS_URL,
-      prefix,
+      ...settings,
       client: createWorkerClient({ apiUrl: sandbox.url, apiKey: sandbox.apiKey, entityId: "me" }),
       concurrency: CONCURRENCY,
-      rateLimitPerSecond: 1_000_000,
     });
     for (;;) {
       const progress = await pipeline.store.progress(batchId);

@@ -158,7 +158,7 @@ async function paymentsNamed(
   expected: number,
   since: number,
 ): Promise<{ payments: number; distinct: number; atMs: number | undefined }> {
-  const api = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
+  const api = createPayoutsClient({ entityId: "me", baseUrl: sandbox.url, apiKey: sandbox.apiKey });
   try {
     const deadline = since + TIMEOUT_MS;
     for (;;) {

@@ -14,6 +14,8 @@ import { createHmac, randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Agent, request } from "undici";
+import { pipelineSettings } from "../src/app/index.js";
+import { loadConfig } from "../src/config/index.js";
 import { createPayoutsClient } from "../src/payouts-api/index.js";
 import { connectRedis } from "../src/pipeline/index.js";
 import { createReconcileQueue } from "../src/reconcile/index.js";
@@ -33,9 +35,19 @@ const { values } = parseArgs({
 });
 
 async function serveChild(prefix: string): Promise<void> {
+  const config = loadConfig({});
   // The health check's client is never called during the run.
-  const client = createPayoutsClient({ baseUrl: "http://127.0.0.1:9/v2", apiKey: "bench" });
-  const server = await startServer({ redisUrl: REDIS_URL, prefix, webhookSecret: SECRET, client });
+  const client = createPayoutsClient({ entityId: "me", baseUrl: "http://127.0.0.1:9/v2", apiKey: "bench" });
+  const server = await startServer({
+    ...pipelineSettings(config, prefix),
+    redisUrl: REDIS_URL,
+    dataDir: config.dataDir,
+    entityId: config.entityId,
+    uploadLimitBytes: config.uploadLimitBytes,
+    trustProxy: config.trustProxy,
+    webhookSecret: SECRET,
+    client,
+  });
   process.send?.({ url: server.url });
   process.once("disconnect", () => {
     void server.close(1000).then(() => client.close());

@@ -10,10 +10,6 @@ import type { ReconcileEnqueuer } from "../reconcile/index.js";
 import type { RedisClient } from "../redis/index.js";
 import type { UploadKeep } from "../uploads/index.js";
 
-/** Default largest upload (a sheet), UPLOAD_LIMIT_MB's default (src/config reads it from here). */
-export const DEFAULT_UPLOAD_LIMIT_MB = 50;
-export const DEFAULT_UPLOAD_LIMIT_BYTES = DEFAULT_UPLOAD_LIMIT_MB * 1024 * 1024;
-
 export interface ApiContext {
   auth: AuthStore;
   audit: AuditTrail;

@@ -29,7 +29,7 @@ import { registerSheetRoutes } from "./sheet-routes.js";
 import { registerStopRoutes } from "./stop-routes.js";
 
 export { ApiError, errorBody } from "./api-error.js";
-export { type ApiContext, DEFAULT_UPLOAD_LIMIT_BYTES, DEFAULT_UPLOAD_LIMIT_MB } from "./context.js";
+export type { ApiContext } from "./context.js";
 export { LOGIN_ATTEMPTS_PER_MINUTE } from "./session-routes.js";
 
 declare module "fastify" {

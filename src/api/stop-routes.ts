@@ -15,7 +15,6 @@ import {
   type StopRefusal,
   StopRefusedError,
 } from "../batch-control/index.js";
-import { loadApprovalPolicy } from "../config/index.js";
 import { BATCH_ID_PATTERN } from "../row-identity/index.js";
 import { ApiError } from "./api-error.js";
 import type { ApiContext } from "./context.js";
@@ -32,7 +31,7 @@ const STATUS: Record<StopRefusal, 404 | 409> = {
 export function registerStopRoutes(parent: FastifyInstance, ctx: ApiContext): void {
   const app = parent.withTypeProvider<ZodTypeProvider>();
   const tags = ["batches"];
-  const gate = approvalGate(new ApprovalStore(ctx.redis, { prefix: ctx.prefix }), loadApprovalPolicy());
+  const gate = approvalGate(new ApprovalStore(ctx.redis, { prefix: ctx.prefix }), ctx.pipeline.approval);
   const batchIdOf = (id: string) => {
     if (!BATCH_ID_PATTERN.test(id)) throw new ApiError(404, "NOT_FOUND", `no batch ${id}`);
     return id;

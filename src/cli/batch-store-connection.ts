@@ -37,7 +37,7 @@ export async function withRedisOfAnyLayout<T>(
 ): Promise<T> {
   // Never reconnects (see connectRedis failFast): a command fails in one line rather than going on
   // against a Redis that came back without its data; the listener keeps ioredis from printing stacks.
-  const redis = connectRedis(config.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true, failFast: true });
+  const redis = connectRedis(config, { maxRetriesPerRequest: 1, lazyConnect: true, failFast: true });
   let cause: string | undefined;
   redis.on("error", (err: NodeJS.ErrnoException) => {
     cause ??= err.code ?? err.message;

@@ -6,7 +6,7 @@ import { Command, CommanderError } from "commander";
 import { packageVersion } from "../assets/index.js";
 import { ConfigError, loadConfig } from "../config/index.js";
 import { exitCodeOf, PayoutsError } from "../errors/index.js";
-import { clusterNodesFromEnv, hashTaggedPrefix } from "../redis/index.js";
+import { hashTaggedPrefix } from "../redis/index.js";
 import { configureSheetLimits } from "../sheets/index.js";
 import { registerApprove } from "./commands/approve.js";
 import { registerAudit } from "./commands/audit.js";
@@ -80,9 +80,9 @@ function applyClusterPrefix(_program: Command, command: Command): void {
   const prefix: unknown = command.getOptionValue("redisPrefix");
   if (typeof prefix !== "string") return;
   try {
-    if (clusterNodesFromEnv() === undefined) return;
+    if (loadConfig().redisClusterNodes === undefined) return;
   } catch {
-    return; // a bad REDIS_CLUSTER_NODES is reported by loadConfig, with the variable named
+    return; // a bad setting is reported by the command's own loadConfig, with the variable named
   }
   command.setOptionValueWithSource(
     "redisPrefix",

@@ -3,7 +3,7 @@
  * one line and exit 2 at once rather than a process that waits (or reconnects) for good.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { checkLayoutVersion, connectRedis, LayoutVersionError } from "../redis/index.js";
+import { checkLayoutVersion, connectRedis, LayoutVersionError, type RedisTarget } from "../redis/index.js";
 import { CliError, EXIT } from "./exit-codes.js";
 
 /**
@@ -25,9 +25,9 @@ export function redisUnreachable(url: string, problem: string): CliError {
   );
 }
 
-/** Why Redis at `url` does not answer a PING, or undefined when it does. One try, no reconnects. */
-export async function redisProblem(url: string): Promise<string | undefined> {
-  const redis = connectRedis(url, { lazyConnect: true, failFast: true, maxRetriesPerRequest: 0 });
+/** Why Redis at `target` does not answer a PING, or undefined when it does. One try, no reconnects. */
+export async function redisProblem(target: string | RedisTarget): Promise<string | undefined> {
+  const redis = connectRedis(target, { lazyConnect: true, failFast: true, maxRetriesPerRequest: 0 });
   let cause: string | undefined;
   redis.on("error", (err: NodeJS.ErrnoException) => {
     cause ??= err.code ?? err.message;
@@ -49,15 +49,15 @@ export async function redisProblem(url: string): Promise<string | undefined> {
  * to do. `signal` ends the wait early (a shutdown).
  */
 export async function requireRedis(
-  url: string,
+  target: RedisTarget,
   options: { prefix: string; waitMs?: number; signal?: AbortSignal; onWait?: (problem: string) => void },
 ): Promise<void> {
   const deadline = Date.now() + (options.waitMs ?? 0);
   let told = false;
   for (;;) {
-    const problem = await redisProblem(url);
-    if (problem === undefined) return requireLayout(url, options.prefix);
-    if (Date.now() >= deadline || options.signal?.aborted) throw redisUnreachable(url, problem);
+    const problem = await redisProblem(target);
+    if (problem === undefined) return requireLayout(target, options.prefix);
+    if (Date.now() >= deadline || options.signal?.aborted) throw redisUnreachable(target.redisUrl, problem);
     if (!told) options.onWait?.(problem);
     told = true;
     await sleep(500);
@@ -65,8 +65,8 @@ export async function requireRedis(
 }
 
 /** The store's layout check (src/redis/layout-version.ts) as a command's one line and exit 2. */
-async function requireLayout(url: string, prefix: string): Promise<void> {
-  const redis = connectRedis(url, { lazyConnect: true, failFast: true, maxRetriesPerRequest: 1 });
+async function requireLayout(target: RedisTarget, prefix: string): Promise<void> {
+  const redis = connectRedis(target, { lazyConnect: true, failFast: true, maxRetriesPerRequest: 1 });
   redis.on("error", () => {});
   try {
     await redis.connect();

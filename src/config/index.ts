@@ -1,14 +1,17 @@
 /**
- * The environment, read once and validated in one place (docs/operating.md "Configuration").
+ * The environment, read once by the command line (src/cli) and validated in one place
+ * (docs/operating.md "Configuration"); the resulting config is handed down (src/app), and no other
+ * module reads the environment.
  *
- * Every setting has its default here; docs/operating.md lists the same table (a test keeps them in
- * agreement). A bad value is a usage error
- * (exit 2) whose message names the variable and what is expected, and never echoes a secret's value.
+ * Every setting has its default here, in the schema (a default whose reason belongs to a module is
+ * that module's constant, named here); docs/operating.md lists the same table, and tests keep them in
+ * agreement and keep every part from falling back to a default of its own. A bad value is a usage
+ * error (exit 2) whose message names the variable and what is expected, and never echoes a secret's
+ * value.
  */
 import path from "node:path";
 import { CronExpressionParser } from "cron-parser";
 import { z } from "zod";
-import { DEFAULT_UPLOAD_LIMIT_MB } from "../api/context.js";
 import {
   type ApprovalPolicy,
   ApprovalRuleError,
@@ -19,6 +22,7 @@ import {
   parseApprovalThresholds,
 } from "../approvals/rules.js";
 import { type BreakerSettings, DEFAULT_BREAKER } from "../batch-control/index.js";
+import { FEED_WINDOW } from "../batches/index.js";
 import { PayoutsError } from "../errors/index.js";
 import { DEFAULT_TIMEOUT_MS } from "../payouts-api/client.js";
 import { type ClusterNode, parseClusterNodes } from "../redis/cluster-nodes.js";
@@ -38,16 +42,6 @@ const url = (name: string) =>
   }, `${name} must be an absolute URL`);
 
 const intFrom = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-
-/** How long finished batches are watched for returns by default: the longest ACH return window. */
-export const DEFAULT_RETURN_WATCH_DAYS = 60;
-const FeedWindow = intFrom(1, 1_000_000);
-/**
- * How many days back a row paying the same payee the same amount from the same account as a row of an
- * earlier batch is a possible duplicate (docs/design.md §3.13); 0 checks only within the sheet.
- */
-export const DEFAULT_DUPLICATE_WINDOW_DAYS = 30;
-const DuplicateWindowDays = intFrom(0, 3650);
 
 const EnvSchema = z.object({
   PAYOUTS_API_URL: url("PAYOUTS_API_URL").optional(),
@@ -74,15 +68,21 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   PAYOUTS_API_TIMEOUT_MS: intFrom(100, 600_000).default(DEFAULT_TIMEOUT_MS),
   WORKER_CONCURRENCY: intFrom(1, 256).default(8),
-  /** Global cap on payment creations per second across all workers (BullMQ limiter). */
+  /**
+   * Ceiling on requests per second to the service, shared by every process on one Redis (the one
+   * limiter, src/payouts-api/shared-rate-limit.ts).
+   */
   PAYOUTS_RATE_LIMIT_PER_SECOND: intFrom(1, 100_000).default(50),
   /**
-   * Payment jobs waiting in the queue at once; batches are fed as jobs finish (src/batches/batch-feeder.ts,
-   * whose FEED_WINDOW is the default). Read where the queue is opened: {@link loadFeedWindow}.
+   * Payment jobs waiting in the queue at once; batches are fed as jobs finish (src/batches/batch-feeder.ts
+   * holds the default and says why). Every process that opens the payment queue keeps the same window.
    */
-  PAYOUTS_FEED_WINDOW: FeedWindow.optional(),
-  /** Read where a sheet is validated for submission: {@link loadDuplicateWindowDays}. */
-  PAYOUTS_DUPLICATE_WINDOW_DAYS: DuplicateWindowDays.optional(),
+  PAYOUTS_FEED_WINDOW: intFrom(1, 1_000_000).default(FEED_WINDOW),
+  /**
+   * How many days back a row paying the same payee the same amount from the same account as a row of an
+   * earlier batch is a possible duplicate (docs/design.md §3.13); 0 checks only within the sheet.
+   */
+  PAYOUTS_DUPLICATE_WINDOW_DAYS: intFrom(0, 3650).default(30),
   /** The watched folder's quiet period and concurrency (defaults and why: src/watch). */
   WATCH_STABLE_MS: intFrom(100, 86_400_000).optional(),
   WATCH_CONCURRENCY: intFrom(1, 256).optional(),
@@ -98,7 +98,7 @@ const EnvSchema = z.object({
   /** The bearer token `payouts approve|reject` authenticate with. Never logged or echoed. */
   PAYOUTS_TOKEN: z.string().min(1).optional(),
   /** Largest sheet the console and API accept, in MB. */
-  UPLOAD_LIMIT_MB: intFrom(1, 10_000).default(DEFAULT_UPLOAD_LIMIT_MB),
+  UPLOAD_LIMIT_MB: intFrom(1, 10_000).default(50),
   /** Hours an upload not submitted stays (its rows are the largest thing the console keeps in Redis). */
   UPLOAD_KEEP_HOURS: intFrom(1, 24 * 366).default(DEFAULT_UPLOAD_KEEP.openSeconds / 3600),
   /** Days a submitted upload's record (its page and link to the batch) stays. */
@@ -111,7 +111,7 @@ const EnvSchema = z.object({
    * Days a finished batch stays watched for returns (a completed payment the service later reports
    * failed or canceled: ACH returns come up to 60 days later); 0: not watched.
    */
-  PAYOUTS_RETURN_WATCH_DAYS: intFrom(0, 3650).default(DEFAULT_RETURN_WATCH_DAYS),
+  PAYOUTS_RETURN_WATCH_DAYS: intFrom(0, 3650).default(60),
   // The circuit breaker (src/batch-control/breaker.ts holds the defaults and says why); 0 turns a rule off.
   PAYOUTS_BREAKER_SAME_CODE: intFrom(0, 1_000_000).default(DEFAULT_BREAKER.sameCode),
   PAYOUTS_BREAKER_WINDOW: intFrom(1, 10_000).default(DEFAULT_BREAKER.window),
@@ -145,6 +145,8 @@ export interface AppConfig {
   /** The webhook signing secret; the spec keys signatures with the partner's API key, so that is the default. */
   webhookSecret: string | undefined;
   redisUrl: string;
+  /** REDIS_URL was set (not the default): `payouts demo` starts a private redis-server otherwise. */
+  redisUrlGiven: boolean;
   /** REDIS_CLUSTER_NODES parsed: set, every connection is to this Redis Cluster (src/redis). */
   redisClusterNodes: ClusterNode[] | undefined;
   dataDir: string;
@@ -152,7 +154,12 @@ export interface AppConfig {
   logLevel: (typeof LOG_LEVELS)[number];
   apiTimeoutMs: number;
   workerConcurrency: number;
+  /** Requests per second to the service, across every process (the shared rate limit). */
   rateLimitPerSecond: number;
+  /** Payment jobs waiting in the queue at once (PAYOUTS_FEED_WINDOW). */
+  feedWindow: number;
+  /** Days back a row of an earlier batch makes a possible duplicate (PAYOUTS_DUPLICATE_WINDOW_DAYS). */
+  duplicateWindowDays: number;
   /** WATCH_STABLE_MS and WATCH_CONCURRENCY, for the inbox and the nightly run (unset: src/watch's defaults). */
   watch: { stableMs?: number; concurrency?: number };
   scheduleCron: string | undefined;
@@ -210,6 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     entityId: e.PAYOUTS_ENTITY_ID,
     webhookSecret: e.PAYOUTS_WEBHOOK_SECRET ?? e.PAYOUTS_API_KEY,
     redisUrl: e.REDIS_URL,
+    redisUrlGiven: "REDIS_URL" in present,
     redisClusterNodes: e.REDIS_CLUSTER_NODES ? parseClusterNodes(e.REDIS_CLUSTER_NODES) : undefined,
     dataDir: path.resolve(e.DATA_DIR),
     httpPort: e.HTTP_PORT,
@@ -217,6 +225,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     apiTimeoutMs: e.PAYOUTS_API_TIMEOUT_MS,
     workerConcurrency: e.WORKER_CONCURRENCY,
     rateLimitPerSecond: e.PAYOUTS_RATE_LIMIT_PER_SECOND,
+    feedWindow: e.PAYOUTS_FEED_WINDOW,
+    duplicateWindowDays: e.PAYOUTS_DUPLICATE_WINDOW_DAYS,
     watch: {
       ...(e.WATCH_STABLE_MS === undefined ? {} : { stableMs: e.WATCH_STABLE_MS }),
       ...(e.WATCH_CONCURRENCY === undefined ? {} : { concurrency: e.WATCH_CONCURRENCY }),
@@ -251,53 +261,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       readMaxMemoryMb: e.SHEET_READ_MAX_MEMORY_MB,
     },
   };
-}
-
-/**
- * The approval settings alone, validated as loadConfig does: what the submission gate uses when it
- * is not handed a policy, so that no way of submitting can skip the rules the environment sets.
- */
-/**
- * PAYOUTS_FEED_WINDOW, or undefined when unset: read by every process that opens the payment queue
- * (src/pipeline), so a worker, `serve` (approvals), `submit`, `retry`, `recover` and the watched folder
- * all keep the same window, as docs/operating.md asks.
- */
-export function loadFeedWindow(env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const text = env.PAYOUTS_FEED_WINDOW?.trim();
-  if (!text) return undefined;
-  const parsed = FeedWindow.safeParse(text);
-  if (!parsed.success) {
-    throw new ConfigError(
-      `Invalid environment:\n  PAYOUTS_FEED_WINDOW: must be a whole number from 1 to 1000000 (got "${text}")`,
-    );
-  }
-  return parsed.data;
-}
-
-/**
- * PAYOUTS_DUPLICATE_WINDOW_DAYS, else {@link DEFAULT_DUPLICATE_WINDOW_DAYS}: read by every path that
- * validates a sheet for submission (src/submission), so the CLI, the API, the console and the watched
- * folder flag the same possible duplicates.
- */
-export function loadDuplicateWindowDays(env: NodeJS.ProcessEnv = process.env): number {
-  const text = env.PAYOUTS_DUPLICATE_WINDOW_DAYS?.trim();
-  if (!text) return DEFAULT_DUPLICATE_WINDOW_DAYS;
-  const parsed = DuplicateWindowDays.safeParse(text);
-  if (!parsed.success) {
-    throw new ConfigError(
-      `Invalid environment:\n  PAYOUTS_DUPLICATE_WINDOW_DAYS: must be a whole number of days from 0 to 3650 (got "${text}")`,
-    );
-  }
-  return parsed.data;
-}
-
-export function loadApprovalPolicy(env: NodeJS.ProcessEnv = process.env): ApprovalPolicy {
-  const value = (name: string) => (env[name]?.trim() ? env[name] : undefined);
-  return approvalPolicyFrom({
-    APPROVAL_THRESHOLDS: value("APPROVAL_THRESHOLDS"),
-    APPROVALS_REQUIRED: value("APPROVALS_REQUIRED"),
-    APPROVAL_EXPIRES_HOURS: value("APPROVAL_EXPIRES_HOURS"),
-  });
 }
 
 function approvalPolicyFrom(e: {

@@ -13,11 +13,13 @@ import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { outcomeForAmount, type RunningSandbox, startSandbox } from "@payouts/sandbox";
+import { assembleServices, type ServiceName } from "../app/index.js";
 import { approveBatch, type DecisionContext } from "../approvals/index.js";
 import { packageFile } from "../assets/index.js";
 import {
   type BatchProgress,
   BatchStore,
+  DEFAULT_KEY_PREFIX,
   ROW_STATES,
   type RowRecord,
   TERMINAL_ROW_STATES,
@@ -26,24 +28,15 @@ import type { AppConfig } from "../config/index.js";
 import { cliCaller, passGate } from "../gate/index.js";
 import { configSecrets, createLogger } from "../logging/index.js";
 import { formatMinor } from "../money/index.js";
-import { batchFinishedHandler } from "../notify/index.js";
-import type { PayoutsClient } from "../payouts-api/index.js";
-import { connectRedis, createWorkerClient, startPaymentService } from "../pipeline/index.js";
-import { startReconcileService } from "../reconcile/index.js";
-import {
-  createResultFiles,
-  createResultOutbox,
-  rowsInSheetOrder,
-  writeResultFile,
-} from "../results/index.js";
-import { startServer, WEBHOOK_PATH } from "../server/index.js";
+import { connectRedis, createWorkerClient } from "../pipeline/index.js";
+import { rowsInSheetOrder, writeResultFile } from "../results/index.js";
+import { WEBHOOK_PATH } from "../server/index.js";
 import { CONSUMED_EVENTS } from "../webhooks/index.js";
 import { type PrivateRedis, startPrivateRedis } from "./private-redis.js";
 
 export interface DemoOptions {
+  /** The settings; without REDIS_URL set, a private redis-server is started. */
   config: AppConfig;
-  /** True when REDIS_URL was set explicitly (else a private redis-server is started). */
-  redisUrlGiven: boolean;
   sheetPath?: string;
   /** How long to wait for every row to be final. Default 120 s. */
   timeoutMs?: number;
@@ -70,6 +63,9 @@ export type DemoResult =
 /** The console user the demo creates (an admin, with a new password each run, disabled when it stops). */
 export const DEMO_USER = "demo";
 
+/** What the demo runs of `payouts worker` and `payouts serve`: every part but the two folder intakes. */
+export const DEMO_SERVICES: readonly ServiceName[] = ["payments", "reconcile", "approvals", "server"];
+
 /** How long each part (workers, server, sandbox, Redis) may take to stop. */
 const PART_STOP_MS = 5_000;
 
@@ -91,8 +87,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const cleanups: Array<() => Promise<unknown>> = [];
   // Each part gets a bounded time to stop: with Redis or the service gone, a close that waits on
   // them must not keep the demo up (what it leaves is working state; the ledger keeps the payments).
+  const onStop = (fn: () => Promise<unknown>, ms = PART_STOP_MS) => cleanups.push(() => withinMs(fn(), ms));
   const cleanup = async () => {
-    for (const fn of cleanups.reverse()) await withinMs(fn(), PART_STOP_MS).catch(() => {});
+    for (const fn of cleanups.reverse()) await fn().catch(() => {});
   };
   // Ctrl-C or a SIGTERM stops the demo in order, like `worker` and `serve`: the wait ends, then
   // every part started so far (workers, server, sandbox, the private redis-server) is stopped.
@@ -121,16 +118,16 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       api = { apiUrl: config.apiUrl, apiKey: config.apiKey, entityId: config.entityId };
     } else {
       sandbox = await startSandbox({ clock: DEMO_CLOCK, logger });
-      cleanups.push(() => sandbox!.close());
+      onStop(() => sandbox!.close());
       api = { apiUrl: sandbox.url, apiKey: sandbox.apiKey, entityId: config.entityId };
       say(`SANDBOX started at ${sandbox.url} (a simulated Partner Payouts Service; no real money moves)`);
     }
 
     // 2. Redis: REDIS_URL, else a private redis-server that lives as long as the demo.
     let redisUrl = config.redisUrl;
-    if (!options.redisUrlGiven) {
+    if (!config.redisUrlGiven) {
       const redis: PrivateRedis = await startPrivateRedis();
-      cleanups.push(() => redis.stop());
+      onStop(() => redis.stop());
       redisUrl = redis.url;
       say(`Redis: a private redis-server at ${redis.url} (set REDIS_URL to use your own)`);
     } else {
@@ -144,61 +141,43 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     // away: a command that loses Redis stops and says so, like submit and status (the workers below
     // would reconnect for good).
     const watchConnection = connectRedis(redisUrl, { failFast: true, maxRetriesPerRequest: 1 });
-    cleanups.push(async () => watchConnection.disconnect());
+    onStop(async () => watchConnection.disconnect());
     const watchStore = new BatchStore(watchConnection);
 
-    // 3. Workers, outbox and server, all in this process.
-    const client = (): PayoutsClient => createWorkerClient({ ...api, timeoutMs: config.apiTimeoutMs });
-    const payments = await startPaymentService({
+    // 3. What `payouts worker` and `payouts serve` run (src/app), in this process: the same parts,
+    // on the demo's Redis and API. Not the watched folder nor the nightly run: the demo runs its one
+    // sheet, and must not take sheets from (or change the schedule of) an installation it shares.
+    const demoConfig: AppConfig = {
+      ...config,
       redisUrl,
-      client: client(),
-      concurrency: config.workerConcurrency,
-      rateLimitPerSecond: config.rateLimitPerSecond,
-      logger,
-    });
-    cleanups.push(() => payments.stop(5_000));
-    const store = payments.pipeline.store;
-    const files = createResultFiles({ store, dataDir: config.dataDir });
-    const outbox = createResultOutbox({ store, dataDir: config.dataDir, files, debounceMs: 1_000, logger });
-    cleanups.push(() => outbox.close());
-    const reconcile = await startReconcileService({
-      redisUrl,
-      client: client(),
-      // Webhooks do most of the work; the sweep catches what they miss (against a real service the
-      // demo registers no webhook, so the sweep does it all).
-      sweepEveryMs: sandbox ? 5_000 : 2_000,
-      staleAfterMs: sandbox ? 5_000 : 1_000,
-      onRowsChanged: (batchId) => outbox.markDirty(batchId),
-      onBatchFinished: batchFinishedHandler({
-        store,
-        outbox,
-        dataDir: config.dataDir,
-        notify: config.notifyUrl
-          ? { url: config.notifyUrl, secret: config.webhookSecret ?? api.apiKey }
-          : undefined,
-        logger,
-      }),
-      logger,
-    });
-    cleanups.push(() => reconcile.stop(5_000));
-    const healthClient = client();
-    cleanups.push(() => healthClient.close());
-    const server = await startServer({
-      redisUrl,
+      redisClusterNodes: undefined,
+      apiUrl: api.apiUrl,
+      apiKey: api.apiKey,
       webhookSecret: config.webhookSecret ?? api.apiKey,
-      client: healthClient,
-      port: options.port ?? 0,
-      dataDir: config.dataDir,
-      entityId: config.entityId,
-      resultFile: async (batchId, format) => {
-        const file = await files.resultFile(batchId, format);
-        return file === undefined ? undefined : { path: file };
-      },
+      httpPort: options.port ?? 0,
+    };
+    const services = await assembleServices(demoConfig, {
+      run: DEMO_SERVICES,
+      prefix: DEFAULT_KEY_PREFIX,
       logger,
+      shutdownGraceMs: PART_STOP_MS,
+      // The sample settles in seconds: result files are rewritten and rows looked at sooner. Webhooks
+      // do most of the work; the sweep catches what they miss (against a real service the demo
+      // registers no webhook, so the sweep does it all).
+      outboxDebounceMs: 1_000,
+      reconcile: { sweepEveryMs: sandbox ? 5_000 : 2_000, staleAfterMs: sandbox ? 5_000 : 1_000 },
     });
-    cleanups.push(() => server.close());
+    // The server, then the workers, then the rest, each within its grace (three in all).
+    onStop(() => services.stop(), 3 * PART_STOP_MS);
+    const payments = services.payments!;
+    const outbox = services.outbox!;
+    const server = services.server!;
+    const store = payments.pipeline.store;
+    // The demo's own calls (the webhook registration, the sheet's validation), as `payouts submit` makes them.
+    const client = createWorkerClient({ ...api, timeoutMs: config.apiTimeoutMs });
+    onStop(() => client.close());
     if (sandbox) {
-      await healthClient.webhook.update({
+      await client.webhook.update({
         url: `http://127.0.0.1:${server.port}${WEBHOOK_PATH}`,
         events: [...CONSUMED_EVENTS],
         isActive: true,
@@ -210,7 +189,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     await server.auth.setUser(DEMO_USER, "admin", demoPassword);
     // Disabled again when the demo stops (before the server closes): on a REDIS_URL that outlives the
     // demo, an admin login printed to a terminal must not stay usable.
-    cleanups.push(() => server.auth.disableUser(DEMO_USER));
+    onStop(() => server.auth.disableUser(DEMO_USER));
     say(`console: ${server.url}/  (log in as ${DEMO_USER} / ${demoPassword}; API at ${server.url}/api/v1)`);
 
     // 4. Submit the sheet (the same step as `payouts submit`: through the gate, audited as the shell user).
@@ -221,8 +200,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         kind: "submit",
         sheet: {
           sheetPath,
-          api: healthClient,
-          pipeline: { redisUrl },
+          api: client,
+          pipeline: services.pipeline,
           dataDir: config.dataDir,
           entityId: config.entityId,
           onInvalid: "reject",

@@ -25,9 +25,12 @@ export interface PayoutsClientOptions {
   baseUrl: string;
   /** Raw API key, sent as the `api-key` header. Required. Never logged nor put in errors. */
   apiKey: string;
-  /** `Service-Entity-Id` on entity-scoped endpoints: `ent_...` or `me`. Default `me`. */
-  entityId?: string;
-  /** Per-try limit for the response headers and for each gap in the body (undici). Default 30 000 ms. */
+  /** `Service-Entity-Id` on entity-scoped endpoints: `ent_...` or `me` (PAYOUTS_ENTITY_ID). */
+  entityId: string;
+  /**
+   * Per-try limit for the response headers and for each gap in the body (undici). Default
+   * {@link DEFAULT_TIMEOUT_MS}, which is PAYOUTS_API_TIMEOUT_MS's default too.
+   */
   timeoutMs?: number;
   /** Retry settings; missing fields use {@link DEFAULT_RETRY_OPTIONS}. `{ maxAttempts: 1 }` disables. */
   retry?: Partial<RetryOptions>;
@@ -67,7 +70,7 @@ export function createPayoutsClient(options: PayoutsClientOptions) {
       bodyTimeout: timeoutMs,
       connect: { timeout: timeoutMs },
     });
-  const entityId = options.entityId ?? "me";
+  const entityId = options.entityId;
 
   const retry = { ...DEFAULT_RETRY_OPTIONS, ...options.retry };
   const requester = createRequester({

@@ -4,7 +4,7 @@
  * is only the row's coordinates, and the worker reads everything else from the row in Redis.
  */
 import { type JobsOptions, type KeepJobs, Queue } from "bullmq";
-import { FEED_WINDOW, type RowEnqueuer, type RowJobRequest } from "../batches/index.js";
+import type { RowEnqueuer, RowJobRequest } from "../batches/index.js";
 import { DEFAULT_JOB_RETRY_SETTINGS, type JobRetrySettings, jobRetryOptions } from "../payouts-api/index.js";
 import type { RedisClient } from "../redis/index.js";
 
@@ -79,7 +79,7 @@ export function quietQueue<Q extends Queue>(queue: Q): Q {
 export function paymentQueueEnqueuer(
   queue: Queue<PaymentJobData>,
   settings: JobRetrySettings = DEFAULT_JOB_RETRY_SETTINGS,
-  window: number = FEED_WINDOW,
+  window: number,
 ): RowEnqueuer {
   const opts = paymentJobOptions(settings);
   return {

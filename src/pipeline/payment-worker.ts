@@ -1,6 +1,6 @@
 /**
- * The BullMQ side of the payment worker: concurrency, the global rate limit, 429 handling
- * (`worker.rateLimit` + `Worker.RateLimitError()`), `UnrecoverableError` for rows that must not
+ * The BullMQ side of the payment worker: concurrency, 429 handling (`worker.rateLimit` +
+ * `Worker.RateLimitError()`), `UnrecoverableError` for rows that must not
  * retry, a job handed back (same key, no try used) when shutdown cut its request, and a bounded
  * graceful close. The work itself is in payment-processor.ts; the run's job lock goes with it to the
  * send fence.
@@ -21,8 +21,6 @@ export interface PaymentWorkerOptions {
   processor: PaymentProcessor;
   /** Jobs processed at the same time in this process. */
   concurrency: number;
-  /** Global cap on jobs started per second across all workers (BullMQ limiter). */
-  rateLimitPerSecond: number;
   /** Job lock; a crashed worker's jobs run again this long after it died. Default 30 000 ms. */
   lockDurationMs?: number;
   /** How often stalled jobs are looked for. Default: BullMQ's (30 000 ms) or the lock duration if shorter. */
@@ -87,7 +85,10 @@ export function createPaymentWorker(options: PaymentWorkerOptions): Worker<Payme
       connection: options.connection,
       prefix: bullPrefix(options.prefix),
       concurrency: options.concurrency,
-      limiter: { max: options.rateLimitPerSecond, duration: 1000 },
+      // The request rate is the shared limiter's (src/payouts-api/shared-rate-limit.ts), the one
+      // mechanism of PAYOUTS_RATE_LIMIT_PER_SECOND. BullMQ honours `worker.rateLimit` (the 429 pause
+      // above) only with a limiter set, so this one is there for the pause and caps nothing.
+      limiter: { max: Number.MAX_SAFE_INTEGER, duration: 1000 },
       lockDuration,
       stalledInterval: options.stalledIntervalMs ?? Math.min(30_000, lockDuration),
       maxStalledCount: options.maxStalledCount ?? 10,

@@ -16,7 +16,6 @@ import {
   BatchFeeder,
   BatchStore,
   DEFAULT_KEY_PREFIX,
-  FEED_WINDOW,
   type RowEnqueuer,
   resumeIncompleteBatches,
   type SubmissionGate,
@@ -24,7 +23,6 @@ import {
   type SubmitBatchResult,
   submitBatch,
 } from "../batches/index.js";
-import { loadApprovalPolicy, loadFeedWindow } from "../config/index.js";
 import { PayoutsError } from "../errors/index.js";
 import type { LogSink } from "../logging/index.js";
 import {
@@ -36,7 +34,7 @@ import {
   type RequestLimiter,
   WORKER_CLIENT_RETRY,
 } from "../payouts-api/index.js";
-import { checkLayoutVersion, connectRedis, type RedisClient } from "../redis/index.js";
+import { checkLayoutVersion, connectRedis, type RedisClient, type RedisTarget } from "../redis/index.js";
 import { startFeedLoop } from "./feed-loop.js";
 import { createPaymentProcessor, type PaymentProcessor, type ProcessResult } from "./payment-processor.js";
 import { createPaymentQueue, type PaymentJobData, paymentQueueEnqueuer } from "./payment-queue.js";
@@ -85,22 +83,27 @@ export function createWorkerClient(api: {
   });
 }
 
-export interface PipelineSettings {
-  redisUrl: string;
+/** What opening the pipeline needs; the values come from the config (src/config), never from here. */
+export interface PipelineSettings extends RedisTarget {
   /** Key prefix of everything the pipeline stores (default `payouts`). */
   prefix?: string;
   /** The payment jobs' retries; missing fields use DEFAULT_JOB_RETRY_SETTINGS (payouts-api/retry-policy.ts). */
   jobs?: Partial<JobRetrySettings>;
   /**
-   * Which batches wait for approval. Default: the APPROVAL_* settings of the environment, so that no
-   * way of submitting can forget the rules (docs/design.md §3.10).
+   * Which batches wait for approval (the APPROVAL_* settings). Required, so that no way of submitting
+   * can forget the rules (docs/design.md §3.10).
    */
-  approval?: ApprovalPolicy;
+  approval: ApprovalPolicy;
   /**
-   * How many payment jobs may wait in the queue at once (default PAYOUTS_FEED_WINDOW, else FEED_WINDOW,
-   * src/batches/batch-feeder.ts): batches are fed to the queue as their jobs finish.
+   * How many payment jobs may wait in the queue at once (PAYOUTS_FEED_WINDOW): batches are fed to the
+   * queue as their jobs finish (src/batches/batch-feeder.ts).
    */
-  feedWindow?: number;
+  feedWindow: number;
+  /**
+   * Days back a row of an earlier batch makes a sheet's row a possible duplicate
+   * (PAYOUTS_DUPLICATE_WINDOW_DAYS; 0: only within the sheet): every way of submitting flags the same.
+   */
+  duplicateWindowDays: number;
   /**
    * For one-shot commands (submit, retry, recover): a lost Redis connection fails the command rather
    * than waiting for Redis to come back (see connectRedis). Long-running services reconnect.
@@ -133,17 +136,17 @@ export function openPipeline(settings: PipelineSettings): Pipeline {
   // The store and the queue get their own connections: BullMQ loads ~40 scripts onto its connection,
   // and ioredis copies every loaded script into each pipeline it builds (auto-pipelining builds many).
   const failFast = settings.failFast === true;
-  const redis = connectRedis(settings.redisUrl, { autoPipelining: true, failFast });
-  const queueConnection = connectRedis(settings.redisUrl, { failFast });
+  const redis = connectRedis(settings, { autoPipelining: true, failFast });
+  const queueConnection = connectRedis(settings, { failFast });
   const store = new BatchStore(redis, { prefix });
   const approvals = new ApprovalStore(redis, { prefix });
-  const approvalPolicy = settings.approval ?? loadApprovalPolicy();
+  const approvalPolicy = settings.approval;
   const gate = approvalGate(approvals, approvalPolicy);
   const queue = createPaymentQueue(queueConnection, prefix);
   const enqueuer = paymentQueueEnqueuer(
     queue,
     { ...DEFAULT_JOB_RETRY_SETTINGS, ...settings.jobs },
-    settings.feedWindow ?? loadFeedWindow() ?? FEED_WINDOW,
+    settings.feedWindow,
   );
   let closing: Promise<void> | undefined;
   return {
@@ -249,7 +252,6 @@ export interface PaymentServiceOptions extends PipelineSettings {
   /** The API client; owned by the service from now on (closed by `stop`). */
   client: PayoutsClient;
   concurrency: number;
-  rateLimitPerSecond: number;
   lockDurationMs?: number;
   stalledIntervalMs?: number;
   quoteSafetyMs?: number;
@@ -318,7 +320,7 @@ export function shutdownBudget(graceMs: number): { drainMs: number; settleMs: nu
 export async function startPaymentService(options: PaymentServiceOptions): Promise<PaymentService> {
   const pipeline = openPipeline(options);
   // BullMQ workers block on their connection; give the worker its own, closed by us (not by BullMQ).
-  const workerConnection = connectRedis(options.redisUrl);
+  const workerConnection = connectRedis(options);
   const processor = withBreaker(
     createPaymentProcessor({
       store: pipeline.store,
@@ -343,7 +345,6 @@ export async function startPaymentService(options: PaymentServiceOptions): Promi
     prefix: pipeline.prefix,
     processor,
     concurrency: options.concurrency,
-    rateLimitPerSecond: options.rateLimitPerSecond,
     ...(options.lockDurationMs !== undefined ? { lockDurationMs: options.lockDurationMs } : {}),
     ...(options.stalledIntervalMs !== undefined ? { stalledIntervalMs: options.stalledIntervalMs } : {}),
     ...(options.logger ? { logger: options.logger } : {}),

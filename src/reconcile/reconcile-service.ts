@@ -10,6 +10,7 @@ import { BatchStore, DEFAULT_KEY_PREFIX } from "../batches/index.js";
 import type { LogSink } from "../logging/index.js";
 import type { PayoutsClient } from "../payouts-api/index.js";
 import { bullPrefix, closeWorkerWithin, connectRedis, DEFAULT_SHUTDOWN_GRACE_MS } from "../pipeline/index.js";
+import type { RedisTarget } from "../redis/index.js";
 import { LookIndex } from "./look-index.js";
 import { createLookRunner, DEFAULT_RECONCILE_DEBOUNCE_MS, type LookRunner } from "./look-runner.js";
 import {
@@ -35,8 +36,7 @@ export const DEFAULT_RECONCILE_CONCURRENCY = 4;
 /** How often a finished batch still watched for returns is looked at. */
 export const DEFAULT_WATCH_EVERY_MS = 24 * 3_600_000;
 
-export interface ReconcileServiceOptions extends ReconcileHooks {
-  redisUrl: string;
+export interface ReconcileServiceOptions extends ReconcileHooks, RedisTarget {
   /** Key prefix of the pipeline's data (default `payouts`); the queue lives under `<prefix>:bull`. */
   prefix?: string;
   /** The API client; owned by the service from now on (closed by `stop`). */
@@ -81,9 +81,9 @@ export async function startReconcileService(options: ReconcileServiceOptions): P
   const watchEveryMs = options.watchEveryMs ?? DEFAULT_WATCH_EVERY_MS;
   const logger = options.logger;
   // Separate connections: the store pipelines, the queue loads BullMQ's scripts, the worker blocks.
-  const redis = connectRedis(options.redisUrl, { autoPipelining: true });
-  const queueConnection = connectRedis(options.redisUrl);
-  const workerConnection = connectRedis(options.redisUrl);
+  const redis = connectRedis(options, { autoPipelining: true });
+  const queueConnection = connectRedis(options);
+  const workerConnection = connectRedis(options);
   const store = new BatchStore(redis, { prefix });
   const index = new LookIndex(redis, prefix);
   const queue = createReconcileQueue(queueConnection, prefix);

@@ -5,7 +5,7 @@
  * to every node.
  */
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
-import { type ClusterNode, parseClusterNodes } from "./cluster-nodes.js";
+import type { ClusterNode } from "./cluster-nodes.js";
 import { defineLuaScripts } from "./lua-scripts.js";
 
 /** A single Redis or a Redis Cluster: both run our commands and scripts, and BullMQ takes either. */
@@ -24,18 +24,25 @@ export interface ConnectOptions {
   lazyConnect?: boolean;
 }
 
-/** The cluster's seed nodes from REDIS_CLUSTER_NODES, or undefined for a single Redis. */
-export function clusterNodesFromEnv(env: NodeJS.ProcessEnv = process.env): ClusterNode[] | undefined {
-  const value = env.REDIS_CLUSTER_NODES?.trim();
-  return value ? parseClusterNodes(value) : undefined;
+/**
+ * Where the connections go: REDIS_URL, and REDIS_CLUSTER_NODES when set (from the config). Every
+ * service's settings carry these two, so a connection is made from the settings it was handed.
+ */
+export interface RedisTarget {
+  redisUrl: string;
+  /** The cluster's seed nodes; unset: a single Redis at `redisUrl`. */
+  redisClusterNodes?: ClusterNode[] | undefined;
 }
 
 /**
  * A Redis connection fit for BullMQ (`maxRetriesPerRequest: null` unless asked otherwise), to REDIS_URL
- * or, when REDIS_CLUSTER_NODES is set, to that cluster. `autoPipelining` batches the commands issued in
- * one tick into one socket write: with dozens of jobs in flight that saves most write syscalls.
+ * or, when cluster nodes are given, to that cluster. `autoPipelining` batches the commands issued in
+ * one tick into one socket write: with dozens of jobs in flight that saves most write syscalls. A bare
+ * URL is a single Redis.
  */
-export function connectRedis(url: string, options: ConnectOptions = {}): RedisClient {
+export function connectRedis(target: string | RedisTarget, options: ConnectOptions = {}): RedisClient {
+  const { redisUrl: url, redisClusterNodes: nodes } =
+    typeof target === "string" ? { redisUrl: target, redisClusterNodes: undefined } : target;
   const common: RedisOptions = {
     maxRetriesPerRequest: options.maxRetriesPerRequest === undefined ? null : options.maxRetriesPerRequest,
     enableOfflineQueue: options.offlineQueue !== false,
@@ -45,7 +52,6 @@ export function connectRedis(url: string, options: ConnectOptions = {}): RedisCl
     // and later command fails instead ("Connection is closed."), and the command says so.
     ...(options.failFast ? { retryStrategy: () => null } : {}),
   };
-  const nodes = clusterNodesFromEnv();
   const redis = nodes
     ? new Cluster(nodes, clusterOptions(url, common, options))
     : new Redis(url, { ...common, enableAutoPipelining: options.autoPipelining === true });

@@ -3,7 +3,7 @@
  * the layout version, and the day buckets that keep many short fields compact.
  */
 export { type ClusterNode, ClusterNodesError, hashTaggedPrefix, parseClusterNodes } from "./cluster-nodes.js";
-export { type ConnectOptions, clusterNodesFromEnv, connectRedis, type RedisClient } from "./connect.js";
+export { type ConnectOptions, connectRedis, type RedisClient, type RedisTarget } from "./connect.js";
 export {
   BUCKET_FILL,
   DAY_BUCKET_CONSTANTS,

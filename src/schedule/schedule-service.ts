@@ -25,8 +25,8 @@ export const SCHEDULED_RUN_SCHEDULER_ID = "nightly-run";
 export interface ScheduleServiceOptions extends IntakeConnection {
   /** SCHEDULE_CRON (5 fields, or 6 with seconds first); undefined: nothing is scheduled. */
   cron: string | undefined;
-  /** SCHEDULE_TZ, an IANA time zone. Default UTC. */
-  tz?: string;
+  /** SCHEDULE_TZ, an IANA time zone. */
+  tz: string;
   /** The quiet period: a file untouched this long is complete (src/watch/stability.ts). */
   stableMs?: number;
   /** Sheets taken at once (src/watch/folder-watcher.ts). */
@@ -43,8 +43,8 @@ export interface ScheduleService {
 }
 
 export async function startScheduleService(options: ScheduleServiceOptions): Promise<ScheduleService> {
-  const prefix = options.prefix ?? DEFAULT_KEY_PREFIX;
-  const queueConnection = connectRedis(options.redisUrl);
+  const prefix = options.pipeline.prefix ?? DEFAULT_KEY_PREFIX;
+  const queueConnection = connectRedis(options.pipeline);
   const queue = quietQueue(
     new Queue(SCHEDULED_RUN_QUEUE_NAME, {
       connection: queueConnection,
@@ -67,9 +67,9 @@ export async function startScheduleService(options: ScheduleServiceOptions): Pro
     return { scheduled: false, stop: async () => undefined };
   }
 
-  const tz = options.tz ?? "UTC";
+  const tz = options.tz;
   const { intake, close: closeIntake } = await openSheetIntake(options);
-  const workerConnection = connectRedis(options.redisUrl);
+  const workerConnection = connectRedis(options.pipeline);
   const worker = new Worker<Record<string, never>, { summaryPath: string }>(
     SCHEDULED_RUN_QUEUE_NAME,
     async (_job: Job) => {

@@ -42,8 +42,8 @@ export interface HttpServerOptions {
   logger?: LogSink;
   /** Users, audit, batches: the console and /api/v1. Required for every authenticated route. */
   api: ApiContext;
-  /** Trust X-Forwarded-* from a proxy in front (then cookies are Secure behind https). Default false. */
-  trustProxy?: boolean;
+  /** Trust X-Forwarded-* from a proxy in front (then cookies are Secure behind https): HTTP_TRUST_PROXY. */
+  trustProxy: boolean;
 }
 
 /**
@@ -54,7 +54,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
   const metrics = options.metrics ?? new ServerMetrics();
   const app = Fastify({
     logger: false,
-    trustProxy: options.trustProxy ?? false,
+    trustProxy: options.trustProxy,
     bodyLimit: DEFAULT_BODY_LIMIT_BYTES,
     // Route ids, row numbers, cursors: nothing legitimate is long.
     routerOptions: { maxParamLength: 200 },

@@ -6,15 +6,13 @@
  */
 
 import path from "node:path";
-import { DEFAULT_UPLOAD_LIMIT_BYTES } from "../api/index.js";
-import type { ApprovalPolicy } from "../approvals/index.js";
 import { AuditTrail } from "../audit/index.js";
 import { AuthStore } from "../auth/index.js";
 import { DEFAULT_KEY_PREFIX } from "../batches/index.js";
 import type { LogSink } from "../logging/index.js";
 import { registerStateGauges } from "../metrics/index.js";
 import type { PayoutsClient } from "../payouts-api/index.js";
-import { connectRedis, openPipeline } from "../pipeline/index.js";
+import { connectRedis, openPipeline, type PipelineSettings } from "../pipeline/index.js";
 import { createReconcileQueue, lookMarker } from "../reconcile/index.js";
 import type { RedisClient } from "../redis/index.js";
 import { createResultFiles } from "../results/index.js";
@@ -24,10 +22,8 @@ import { ServerMetrics } from "./metrics.js";
 import type { ResultFileSource } from "./result-download.js";
 import { createWebhookReceiver } from "./webhook-receiver.js";
 
-export interface ServerOptions {
-  redisUrl: string;
-  /** Key prefix of the pipeline's data (default `payouts`). */
-  prefix?: string;
+/** The pipeline's settings (Redis, prefix, approval rules, windows: from the config) and the server's own. */
+export interface ServerOptions extends PipelineSettings {
   /** The webhook signing secret (PAYOUTS_WEBHOOK_SECRET; default the API key). */
   webhookSecret: string;
   /** Used by `/healthz` (GET /limitations); owned by the caller, not closed here. */
@@ -42,18 +38,16 @@ export interface ServerOptions {
   bodyLimitBytes?: number;
   dedupeTtlSeconds?: number;
   logger?: LogSink;
-  /** DATA_DIR: uploads go to `<dataDir>/uploads/`, submitted sheets to `<dataDir>/archive/`. Default ./data. */
-  dataDir?: string;
-  /** PAYOUTS_ENTITY_ID for submitted batches. Default `me`. */
-  entityId?: string;
-  /** Largest sheet upload (UPLOAD_LIMIT_MB). Default 50 MB. */
-  uploadLimitBytes?: number;
+  /** DATA_DIR: uploads go to `<dataDir>/uploads/`, submitted sheets to `<dataDir>/archive/`. */
+  dataDir: string;
+  /** PAYOUTS_ENTITY_ID for submitted batches. */
+  entityId: string;
+  /** Largest sheet upload (UPLOAD_LIMIT_MB). */
+  uploadLimitBytes: number;
   /** How long uploads stay in Redis (UPLOAD_KEEP_HOURS, UPLOAD_KEEP_SUBMITTED_DAYS). Default: src/uploads'. */
   uploadKeep?: UploadKeep;
-  /** Behind a proxy that sets X-Forwarded-For/-Proto (HTTP_TRUST_PROXY). Default false. */
-  trustProxy?: boolean;
-  /** Which submitted batches wait for approval. Default: the APPROVAL_* settings of the environment. */
-  approval?: ApprovalPolicy;
+  /** Behind a proxy that sets X-Forwarded-For/-Proto (HTTP_TRUST_PROXY). */
+  trustProxy: boolean;
 }
 
 export interface RunningServer extends RunningHttpServer {
@@ -88,7 +82,7 @@ function waitUntilReady(redis: RedisClient, timeoutMs: number): Promise<void> {
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const prefix = options.prefix ?? DEFAULT_KEY_PREFIX;
   // Fails fast while Redis is away (no offline queue): the receiver answers 503 and the service retries.
-  const redis = connectRedis(options.redisUrl, {
+  const redis = connectRedis(options, {
     autoPipelining: true,
     offlineQueue: false,
     maxRetriesPerRequest: 1,
@@ -106,12 +100,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // Without an offline queue, commands sent before the connection is up fail: wait for it (briefly;
   // if Redis is down, the server still starts, answers 503 to deliveries and says so in /healthz).
   await waitUntilReady(redis, 5_000);
-  const queueConnection = connectRedis(options.redisUrl);
+  const queueConnection = connectRedis(options);
   const queue = createReconcileQueue(queueConnection, prefix);
-  const pipelineSettings = {
+  const pipelineSettings: PipelineSettings = {
     redisUrl: options.redisUrl,
+    redisClusterNodes: options.redisClusterNodes,
     prefix,
-    ...(options.approval ? { approval: options.approval } : {}),
+    approval: options.approval,
+    feedWindow: options.feedWindow,
+    duplicateWindowDays: options.duplicateWindowDays,
   };
   const pipeline = openPipeline(pipelineSettings);
   const metrics = new ServerMetrics();
@@ -143,11 +140,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         redis: () => redis.ping(),
         api: (signal) => options.client.limitations.get({ signal }),
       },
-      resultFile:
-        options.resultFile ?? resultFilesOf(pipeline.store, path.resolve(options.dataDir ?? "data")),
+      resultFile: options.resultFile ?? resultFilesOf(pipeline.store, path.resolve(options.dataDir)),
       ...(options.bodyLimitBytes !== undefined ? { bodyLimitBytes: options.bodyLimitBytes } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
-      trustProxy: options.trustProxy ?? false,
+      trustProxy: options.trustProxy,
       api: {
         auth,
         audit: new AuditTrail(redis, prefix),
@@ -159,9 +155,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         reconcile,
         client: options.apiClient ?? options.client,
         pipeline: { ...pipelineSettings, open: pipeline },
-        dataDir: path.resolve(options.dataDir ?? "data"),
-        entityId: options.entityId ?? "me",
-        uploadLimitBytes: options.uploadLimitBytes ?? DEFAULT_UPLOAD_LIMIT_BYTES,
+        dataDir: path.resolve(options.dataDir),
+        entityId: options.entityId,
+        uploadLimitBytes: options.uploadLimitBytes,
         ...(options.uploadKeep ? { uploadKeep: options.uploadKeep } : {}),
       },
     });

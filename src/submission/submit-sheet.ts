@@ -25,7 +25,6 @@ import {
   type SheetLayout,
   type SourceValues,
 } from "../batches/index.js";
-import { loadDuplicateWindowDays } from "../config/index.js";
 import { DuplicateIndex, type DuplicateLookup } from "../duplicates/index.js";
 import {
   type DeclaredTotals,
@@ -63,8 +62,6 @@ export interface SubmitSheetOptions {
    * the confirmation is recorded in the audit trail. Without it they are invalid rows.
    */
   allowPossibleDuplicates?: boolean;
-  /** Days back rows of earlier batches count as possible duplicates; default PAYOUTS_DUPLICATE_WINDOW_DAYS. */
-  duplicateWindowDays?: number;
 }
 
 /** Money per currency, in minor units. */
@@ -96,7 +93,7 @@ export { DuplicateFileError };
 export async function submitSheet(options: SubmitSheetOptions): Promise<SubmitSheetOutcome> {
   const sheetPath = path.resolve(options.sheetPath);
   const fileSha256 = await sha256Of(sheetPath);
-  const windowDays = options.duplicateWindowDays ?? loadDuplicateWindowDays();
+  const windowDays = options.pipeline.duplicateWindowDays;
   const allow = options.allowPossibleDuplicates === true;
   // The cross-batch check and the audit of a confirmation need Redis before the batch is recorded.
   const pipeline =

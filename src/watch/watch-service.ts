@@ -5,6 +5,7 @@
 
 import type { LogSink } from "../logging/index.js";
 import { createPayoutsClient, type PayoutsClient } from "../payouts-api/index.js";
+import type { PipelineSettings } from "../pipeline/index.js";
 import { startFolderWatcher } from "./folder-watcher.js";
 import { createSheetIntake, type SheetIntake, type SheetIntakeOutcome } from "./sheet-intake.js";
 
@@ -16,9 +17,8 @@ export interface IntakeConnection {
   entityId: string;
   /** PAYOUTS_API_TIMEOUT_MS: every command that reads sheets passes the configured one. */
   apiTimeoutMs: number;
-  redisUrl: string;
-  /** Key prefix of the pipeline's data in Redis (default `payouts`). */
-  prefix?: string;
+  /** Where the sheets go: the pipeline's Redis, prefix and settings (from the config). */
+  pipeline: PipelineSettings;
   logger?: LogSink;
   /** See DEFAULT_LEASE_MS in sheet-intake.ts. */
   leaseMs?: number;
@@ -38,10 +38,7 @@ export async function openSheetIntake(
     const intake = await createSheetIntake({
       dataDir: connection.dataDir,
       api: client,
-      pipeline: {
-        redisUrl: connection.redisUrl,
-        ...(connection.prefix ? { prefix: connection.prefix } : {}),
-      },
+      pipeline: connection.pipeline,
       entityId: connection.entityId,
       ...(connection.logger ? { logger: connection.logger } : {}),
       ...(connection.leaseMs !== undefined ? { leaseMs: connection.leaseMs } : {}),

@@ -19,6 +19,7 @@ import { type ReconcileService, startReconcileService } from "../../src/reconcil
 import { type RunningServer, startServer, WEBHOOK_PATH } from "../../src/server/index.js";
 import { CONSUMED_EVENTS } from "../../src/webhooks/index.js";
 import { deleteKeys, REDIS_URL, uniquePrefix } from "../integration/pipeline/helpers.js";
+import { PIPELINE_DEFAULTS, SERVER_DEFAULTS } from "./settings.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies
 export type Json = any;
@@ -30,7 +31,7 @@ export interface ApiStackOptions {
   label: string;
   /** How fast the sandbox moves payments on. */
   clock: { toInProgressMs: number; toFinalMs: number };
-  /** The approval rules of the server and the worker; default: the environment's, as in production. */
+  /** The approval rules of the server and the worker; default: none (the setting's default). */
   approval?: ApprovalPolicy;
   uploadLimitBytes?: number;
   /** Payment jobs at a time. Default 4. */
@@ -58,6 +59,7 @@ export async function startApiStack(options: ApiStackOptions): Promise<ApiStack>
   const prefix = uniquePrefix(options.label);
   const sandbox = await startSandbox({ clock: options.clock });
   const client = createPayoutsClient({
+    entityId: "me",
     baseUrl: sandbox.url,
     apiKey: sandbox.apiKey,
     retry: { maxAttempts: 1 },
@@ -65,6 +67,8 @@ export async function startApiStack(options: ApiStackOptions): Promise<ApiStack>
   const dir = await mkdtemp(path.join(tmpdir(), `payouts-${options.label}-`));
   const approval = options.approval ? { approval: options.approval } : {};
   const server = await startServer({
+    ...PIPELINE_DEFAULTS,
+    ...SERVER_DEFAULTS,
     redisUrl: REDIS_URL,
     prefix,
     // The sandbox signs deliveries with its API key.
@@ -76,11 +80,11 @@ export async function startApiStack(options: ApiStackOptions): Promise<ApiStack>
   });
   const api = { apiUrl: sandbox.url, apiKey: sandbox.apiKey, entityId: "me" };
   const payments = await startPaymentService({
+    ...PIPELINE_DEFAULTS,
     redisUrl: REDIS_URL,
     prefix,
     client: createWorkerClient(api),
     concurrency: options.concurrency ?? 4,
-    rateLimitPerSecond: 100,
     ...approval,
   });
   let reconcile: ReconcileService | undefined;

@@ -77,8 +77,8 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     if (report.expired + report.settled + report.announced > 0) logger?.info({ ...report }, "approval sweep");
     return report;
   };
-  const queueConnection = connectRedis(options.redisUrl);
-  const workerConnection = connectRedis(options.redisUrl);
+  const queueConnection = connectRedis(options);
+  const workerConnection = connectRedis(options);
   const queue = quietQueue(
     new Queue(APPROVAL_QUEUE_NAME, {
       connection: queueConnection,

@@ -56,13 +56,11 @@ export function registerDemo(program: Command): void {
       // runDemo stops its parts in order on the first signal; past this grace (or on a second signal)
       // the process ends anyway, so nothing it waits on (a service gone mid-way) keeps it up for good.
       untilShutdownSignal({ graceMs: DEMO_STOP_GRACE_MS });
-      const redisUrlGiven = (process.env.REDIS_URL ?? "").trim() !== "";
       // A given Redis that does not answer is one line and exit 2 now, before anything starts.
-      if (redisUrlGiven) await requireRedis(config.redisUrl, { prefix: DEFAULT_KEY_PREFIX });
+      if (config.redisUrlGiven) await requireRedis(config, { prefix: DEFAULT_KEY_PREFIX });
       try {
         const result = await runDemo({
           config,
-          redisUrlGiven,
           ...(sheet === undefined ? {} : { sheetPath: sheet }),
           ...(opts.port === undefined ? {} : { port: opts.port }),
           stay: opts.stay === true,

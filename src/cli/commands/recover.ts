@@ -6,6 +6,7 @@
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import type { Command } from "commander";
+import { pipelineSettings } from "../../app/index.js";
 import { archivePathFor, readInstructionArchive } from "../../batches/index.js";
 import { loadConfig, requireApi } from "../../config/index.js";
 import { cliCaller, passGate } from "../../gate/index.js";
@@ -44,8 +45,8 @@ export function registerRecover(program: Command): void {
         entityId: api.entityId,
         timeoutMs: config.apiTimeoutMs,
       });
-      await requireRedis(config.redisUrl, { prefix: opts.redisPrefix });
-      const pipeline = openPipeline({ redisUrl: config.redisUrl, prefix: opts.redisPrefix, failFast: true });
+      await requireRedis(config, { prefix: opts.redisPrefix });
+      const pipeline = openPipeline(pipelineSettings(config, opts.redisPrefix, { failFast: true }));
       try {
         const result = await passGate(
           { ...cliCaller(), pipeline },

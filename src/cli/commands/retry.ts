@@ -5,6 +5,7 @@
  * before they are paid again); the worker pays the retried rows.
  */
 import type { Command } from "commander";
+import { pipelineSettings } from "../../app/index.js";
 import { loadConfig } from "../../config/index.js";
 import { cliCaller, passGate } from "../../gate/index.js";
 import { createPayoutsClient } from "../../payouts-api/index.js";
@@ -56,7 +57,7 @@ export async function runRetry(
     throw err;
   }
   const config = loadConfig();
-  const pipeline = openPipeline({ redisUrl: config.redisUrl, prefix: flags.redisPrefix, failFast: true });
+  const pipeline = openPipeline(pipelineSettings(config, flags.redisPrefix, { failFast: true }));
   // Optional: without the service, rows in `error` are left alone with the reason (never paid blind).
   const ledger =
     config.apiUrl && config.apiKey
@@ -68,7 +69,7 @@ export async function runRetry(
         })
       : undefined;
   try {
-    await requireRedis(config.redisUrl, { prefix: flags.redisPrefix });
+    await requireRedis(config, { prefix: flags.redisPrefix });
     const result = await passGate(
       { ...cliCaller(), pipeline },
       { kind: "retry", retry: { batchId, ledger, ...(rows ? { rows } : {}) } },

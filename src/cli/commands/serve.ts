@@ -4,14 +4,10 @@
  * and exits 0. Reconcile jobs it queues are run by `payouts worker`.
  */
 import type { Command } from "commander";
-import { BatchStore } from "../../batches/index.js";
+import { assembleServices } from "../../app/index.js";
 import { ConfigError, loadConfig, requireApi } from "../../config/index.js";
 import { configSecrets, createLogger } from "../../logging/index.js";
-import { serviceRequestHooks } from "../../metrics/index.js";
-import { createPayoutsClient } from "../../payouts-api/index.js";
-import { connectRedis } from "../../pipeline/index.js";
-import { createResultFiles } from "../../results/index.js";
-import { type ResultFileSource, startServer, WEBHOOK_PATH } from "../../server/index.js";
+import { type ResultFileSource, WEBHOOK_PATH } from "../../server/index.js";
 import { keepHeapLean } from "../lean-heap.js";
 import { parsePort, redisPrefixOption } from "../options.js";
 import { REDIS_START_WAIT_MS, requireRedis } from "../redis-check.js";
@@ -49,70 +45,32 @@ export async function runServe(
   const graceMs = opts.shutdownGraceMs ?? SHUTDOWN_GRACE_MS;
   // Past the grace (and a margin for closing connections) a stop that hangs ends the process anyway.
   const stopSignal = untilShutdownSignal({ graceMs: graceMs + 5_000 });
-  const config = loadConfig();
-  const api = requireApi(config);
-  if (!config.webhookSecret) throw new ConfigError("PAYOUTS_WEBHOOK_SECRET (or PAYOUTS_API_KEY) must be set");
+  const loaded = loadConfig();
+  requireApi(loaded);
+  if (!loaded.webhookSecret) throw new ConfigError("PAYOUTS_WEBHOOK_SECRET (or PAYOUTS_API_KEY) must be set");
+  const config = { ...loaded, httpPort: opts.port ?? loaded.httpPort };
   const logger = createLogger({ level: config.logLevel, name: "server", secrets: configSecrets(config) });
-  await requireRedis(config.redisUrl, {
+  await requireRedis(config, {
     prefix: opts.redisPrefix,
     waitMs: REDIS_START_WAIT_MS,
     signal: abortOn(stopSignal),
     onWait: (problem) => logger.warn({ problem }, "Redis does not answer yet; waiting for it"),
   });
-  // The health check wants a quick yes or no, not the client's retries.
-  const client = createPayoutsClient({
-    baseUrl: api.apiUrl,
-    apiKey: api.apiKey,
-    entityId: api.entityId,
-    timeoutMs: 2_000,
-    retry: { maxAttempts: 1 },
-  });
-  // Result downloads read the batch store; a file younger than a couple of seconds is served as is.
-  const storeConnection = connectRedis(config.redisUrl);
-  const files = createResultFiles({
-    store: new BatchStore(storeConnection, { prefix: opts.redisPrefix }),
-    dataDir: config.dataDir,
-  });
-  const resultFile: ResultFileSource =
-    deps.resultFile ??
-    (async (batchId, format) => {
-      const file = await files.resultFile(batchId, format);
-      return file === undefined ? undefined : { path: file };
-    });
-  // Validation and cancels get the ordinary client (its timeouts and retries), not the health check's.
-  const apiClient = createPayoutsClient({
-    baseUrl: api.apiUrl,
-    apiKey: api.apiKey,
-    entityId: api.entityId,
-    timeoutMs: config.apiTimeoutMs,
-    hooks: serviceRequestHooks(),
-  });
-  const server = await startServer({
-    redisUrl: config.redisUrl,
+  const services = await assembleServices(config, {
+    run: ["server"],
     prefix: opts.redisPrefix,
-    webhookSecret: config.webhookSecret,
-    client,
-    apiClient,
-    dataDir: config.dataDir,
-    entityId: config.entityId,
-    uploadLimitBytes: config.uploadLimitBytes,
-    uploadKeep: config.uploadKeep,
-    trustProxy: config.trustProxy,
-    port: opts.port ?? config.httpPort,
-    host: opts.host,
-    resultFile,
     logger,
+    shutdownGraceMs: graceMs,
+    server: { host: opts.host, ...(deps.resultFile ? { resultFile: deps.resultFile } : {}) },
   });
+  const server = services.server!;
   logger.info({ url: server.url, webhook: `${server.url}${WEBHOOK_PATH}` }, "server listening");
   process.stdout.write(
     `listening on ${server.url} (console ${server.url}/, API ${server.url}/api/v1, webhooks at ${server.url}${WEBHOOK_PATH})\n`,
   );
   const signal = await stopSignal;
   logger.info({ signal }, "stopping: no new connections; finishing requests in flight");
-  await server.close(graceMs);
-  await client.close();
-  await apiClient.close();
-  storeConnection.disconnect();
+  await services.stop();
   logger.info("server stopped");
   process.exitCode = 0;
 }

@@ -5,6 +5,7 @@
  * service. Each is kept in the audit trail as `cli:<os user>`. Needs Redis (and, to cancel, the service).
  */
 import type { Command } from "commander";
+import { pipelineSettings } from "../../app/index.js";
 import { AuditTrail } from "../../audit/index.js";
 import { cancelBatch, pauseBatch, resumeBatch, StopRefusedError } from "../../batch-control/index.js";
 import { loadConfig, requireApi } from "../../config/index.js";
@@ -67,7 +68,7 @@ export async function runStop(
   out: Say,
 ): Promise<number> {
   const config = loadConfig();
-  const pipeline = openPipeline({ redisUrl: config.redisUrl, prefix: flags.redisPrefix, failFast: true });
+  const pipeline = openPipeline(pipelineSettings(config, flags.redisPrefix, { failFast: true }));
   const audit = new AuditTrail(pipeline.redis, flags.redisPrefix);
   const { actor } = cliCaller();
   try {

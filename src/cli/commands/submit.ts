@@ -4,6 +4,7 @@
  */
 import path from "node:path";
 import { type Command, Option } from "commander";
+import { pipelineSettings } from "../../app/index.js";
 import { loadConfig } from "../../config/index.js";
 import { cliCaller, passGate } from "../../gate/index.js";
 import { summaryLines } from "../../intake/index.js";
@@ -89,7 +90,7 @@ export async function runSubmit(
   const config = loadConfig();
   const declared = declaredTotalsFromFlags(flags);
   const connection = await connectApi(config, { sandbox: "never" });
-  const settings = { redisUrl: config.redisUrl, prefix: flags.redisPrefix, failFast: true };
+  const settings = pipelineSettings(config, flags.redisPrefix, { failFast: true });
   const pipeline = flags.dryRun === true ? undefined : openPipeline(settings);
   try {
     const sheet = {

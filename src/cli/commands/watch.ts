@@ -4,9 +4,10 @@
  * `payouts worker` runs the same watcher alongside the workers.
  */
 import type { Command } from "commander";
+import { assembleServices } from "../../app/index.js";
 import { loadConfig, requireApi } from "../../config/index.js";
 import { configSecrets, createLogger } from "../../logging/index.js";
-import { DEFAULT_STABLE_MS, DEFAULT_WATCH_CONCURRENCY, startWatchService } from "../../watch/index.js";
+import { DEFAULT_STABLE_MS, DEFAULT_WATCH_CONCURRENCY } from "../../watch/index.js";
 import { parsePositiveInt, redisPrefixOption } from "../options.js";
 import { REDIS_START_WAIT_MS, requireRedis } from "../redis-check.js";
 import { abortOn, untilShutdownSignal } from "../signals.js";
@@ -52,31 +53,35 @@ export function registerWatch(program: Command): void {
     )
     .action(async (flags: WatchFlags) => {
       const stopSignal = untilShutdownSignal({ graceMs: WATCH_STOP_GRACE_MS });
-      const config = loadConfig();
-      const api = requireApi(config);
+      const loaded = loadConfig();
+      requireApi(loaded);
+      const config = {
+        ...loaded,
+        watch: {
+          ...loaded.watch,
+          ...(flags.stableMs === undefined ? {} : { stableMs: flags.stableMs }),
+          ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
+        },
+      };
       const logger = createLogger({ level: config.logLevel, name: "watch", secrets: configSecrets(config) });
-      await requireRedis(config.redisUrl, {
+      await requireRedis(config, {
         prefix: flags.redisPrefix,
         waitMs: REDIS_START_WAIT_MS,
         signal: abortOn(stopSignal),
         onWait: (problem) => logger.warn({ problem }, "Redis does not answer yet; waiting for it"),
       });
-      const service = await startWatchService({
-        dataDir: config.dataDir,
-        ...api,
-        apiTimeoutMs: config.apiTimeoutMs,
-        redisUrl: config.redisUrl,
+      const services = await assembleServices(config, {
+        run: ["watch"],
         prefix: flags.redisPrefix,
         logger,
-        ...config.watch,
-        ...(flags.stableMs === undefined ? {} : { stableMs: flags.stableMs }),
-        ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
-        rescanMs: flags.rescanMs,
+        shutdownGraceMs: WATCH_STOP_GRACE_MS,
+        watchRescanMs: flags.rescanMs,
       });
+      const service = services.watch!;
       logger.info({ folder: service.folder }, "watcher ready");
       const signal = await stopSignal;
       logger.info({ signal }, "stopping: finishing the sheet in hand");
-      await service.stop();
+      await services.stop();
       logger.info("watcher stopped");
       process.exitCode = 0;
     });

@@ -9,15 +9,17 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../../src/config/index.js";
 import { DEFAULT_TIMEOUT_MS } from "../../../src/payouts-api/index.js";
 import { startWatchService, type WatchService } from "../../../src/watch/index.js";
 import { paymentsOfBatch, REDIS_URL } from "../../integration/pipeline/helpers.js";
 import { type ApiStack, callApi, type Json, startApiStack, until } from "../../support/api-stack.js";
 import { axeFindings } from "../../support/axe.js";
 import { launchChromium, screenshot } from "../../support/browser.js";
+import { PIPELINE_DEFAULTS } from "../../support/settings.js";
 
-// The way production sets the rule: in the environment, read by every way a batch comes in.
-process.env.APPROVAL_THRESHOLDS = "USD:1000";
+// The rule as production sets it (APPROVAL_THRESHOLDS), given to every way a batch comes in.
+const approval = loadConfig({ APPROVAL_THRESHOLDS: "USD:1000" }).approval;
 let stack: ApiStack;
 let watch: WatchService;
 let browser: BrowserContext;
@@ -32,13 +34,13 @@ beforeAll(async () => {
     label: "approvals-browser",
     clock: { toInProgressMs: 600_000, toFinalMs: 600_000 },
     concurrency: 2,
+    approval,
   });
   watch = await startWatchService({
     ...stack.api,
     apiTimeoutMs: DEFAULT_TIMEOUT_MS,
     dataDir: stack.dir,
-    redisUrl: REDIS_URL,
-    prefix: stack.prefix,
+    pipeline: { ...PIPELINE_DEFAULTS, approval, redisUrl: REDIS_URL, prefix: stack.prefix },
     stableMs: 200,
     rescanMs: 500,
   });

@@ -11,6 +11,7 @@ import {
 } from "../../../src/approvals/index.js";
 import { type SubmittedInstruction, submitBatch } from "../../../src/batches/index.js";
 import { openPipeline, type Pipeline } from "../../../src/pipeline/index.js";
+import { PIPELINE_DEFAULTS } from "../../support/settings.js";
 import { deleteKeys, instruction, REDIS_URL, sha, uniquePrefix } from "../pipeline/helpers.js";
 
 export { instruction, REDIS_URL, sha };
@@ -44,6 +45,7 @@ export async function approvalHarness(
 ): Promise<ApprovalHarness> {
   const prefix = uniquePrefix(label);
   const pipeline = openPipeline({
+    ...PIPELINE_DEFAULTS,
     redisUrl: REDIS_URL,
     prefix,
     approval: policy,

@@ -16,6 +16,7 @@ import {
 } from "../../../src/approvals/index.js";
 import { archivePathFor, readInstructionArchive, recoverBatch } from "../../../src/batches/index.js";
 import { createWorkerClient, startPaymentService } from "../../../src/pipeline/index.js";
+import { PIPELINE_DEFAULTS } from "../../support/settings.js";
 import { deleteKeys, paymentsOfBatch, REDIS_URL, waitForRows } from "../pipeline/helpers.js";
 import { type ApprovalHarness, approvalHarness, instruction, policyOf } from "./helpers.js";
 
@@ -167,13 +168,13 @@ describe("a restart between approval and enqueue", () => {
     // A worker starts (it finishes interrupted submissions) while the sweep settles, twice over.
     const [service] = await Promise.all([
       startPaymentService({
+        ...PIPELINE_DEFAULTS,
         redisUrl: REDIS_URL,
         prefix: h.prefix,
         approval: policyOf("*:0", 1),
         jobs: { attempts: 3, backoffMs: 50 },
         client: createWorkerClient({ apiUrl: sandbox.url, apiKey: sandbox.apiKey, entityId: "me" }),
         concurrency: 4,
-        rateLimitPerSecond: 1000,
       }),
       settleBatch(h.ctx, batchId),
       settleBatch(await contender(h), batchId),

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AwaitingApprovalNotice, startApprovalService } from "../../../src/approvals/sweep/index.js";
 import { AuditTrail } from "../../../src/audit/index.js";
 import { verifyNotification } from "../../../src/notify/index.js";
+import { PIPELINE_DEFAULTS } from "../../support/settings.js";
 import { type ApprovalHarness, approvalHarness, instruction, policyOf, REDIS_URL } from "./helpers.js";
 
 const SECRET = "approvals-notify-secret";
@@ -33,6 +34,7 @@ afterAll(async () => {
 
 function service(now?: () => Date) {
   return startApprovalService({
+    ...PIPELINE_DEFAULTS,
     redisUrl: REDIS_URL,
     prefix: h.prefix,
     approval: policy,

@@ -21,7 +21,7 @@ let env: Record<string, string>;
 
 beforeAll(async () => {
   sandbox = await startSandbox({ clock: { toInProgressMs: 50, toFinalMs: 50 } });
-  api = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
+  api = createPayoutsClient({ entityId: "me", baseUrl: sandbox.url, apiKey: sandbox.apiKey });
   redis = new Redis(REDIS_URL);
   dataDir = await mkdtemp(path.join(os.tmpdir(), "payouts-submit-"));
   env = {

@@ -49,6 +49,7 @@ async function setup(handler: PeerHandler, options: Partial<PayoutsClientOptions
   client = createPayoutsClient({
     baseUrl: peer.baseUrl,
     apiKey: API_KEY,
+    entityId: "me",
     timeoutMs: 2_000,
     retry: { maxAttempts: 4, baseDelayMs: 5, maxDelayMs: 20 },
     hooks: { onResponse: (info) => attempts.push(info) },
@@ -162,6 +163,7 @@ describe("payouts client retries against a real HTTP peer", () => {
     await closed.close();
     const attempts: AttemptInfo[] = [];
     client = createPayoutsClient({
+      entityId: "me",
       baseUrl,
       apiKey: API_KEY,
       retry: { maxAttempts: 2, baseDelayMs: 1 },

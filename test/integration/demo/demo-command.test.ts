@@ -6,11 +6,16 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { startSandbox } from "@payouts/sandbox";
+import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import Papa from "papaparse";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApprovalStore } from "../../../src/approvals/index.js";
+import { APPROVAL_QUEUE_NAME, APPROVAL_SWEEP_SCHEDULER_ID } from "../../../src/approvals/sweep/index.js";
 import { AuthStore } from "../../../src/auth/index.js";
+import { BatchStore } from "../../../src/batches/index.js";
+import { startPrivateRedis } from "../../../src/demo/private-redis.js";
+import { bullPrefix } from "../../../src/pipeline/index.js";
 import { spawnCli } from "../pipeline/processes.js";
 
 let dataDir: string;
@@ -136,6 +141,37 @@ describe("payouts demo", () => {
       redis.disconnect();
       await service.close();
       await rm(held, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it("runs what `payouts worker` runs: the shared rate limit, the approval sweep and the ledger check of a finished batch", async () => {
+    // A Redis of this test's own, so what the demo left in it is the demo's alone.
+    const own = await startPrivateRedis();
+    const dir = await mkdtemp(path.join(os.tmpdir(), "payouts-demo-parts-"));
+    const redis = new Redis(own.url);
+    try {
+      const demo = spawnCli(["demo"], { DATA_DIR: dir, LOG_LEVEL: "warn", REDIS_URL: own.url });
+      const code = await demo.exited;
+      const output = demo.output.join("\n");
+      expect(code, output).toBe(0);
+      const batchId = /submitted \S+ as batch (\S+):/.exec(output)?.[1];
+      expect(batchId, output).toBeDefined();
+      // Every request went through the rate every worker process shares.
+      expect(await redis.hget("payouts:ratelimit", "rate")).toMatch(/^\d+$/);
+      // The approval sweep is scheduled, as every worker schedules it.
+      const queue = new Queue(APPROVAL_QUEUE_NAME, { connection: redis, prefix: bullPrefix("payouts") });
+      try {
+        expect(await queue.getJobScheduler(APPROVAL_SWEEP_SCHEDULER_ID)).toBeDefined();
+      } finally {
+        await queue.close();
+      }
+      // The finished batch was held against the service's ledger before it was announced.
+      const progress = await new BatchStore(redis).progress(batchId!);
+      expect(progress?.batch.ledger?.summary, JSON.stringify(progress?.batch)).toMatch(/23 rows match/);
+    } finally {
+      redis.disconnect();
+      await own.stop();
+      await rm(dir, { recursive: true, force: true });
     }
   }, 120_000);
 });

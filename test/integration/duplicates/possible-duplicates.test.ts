@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AuditTrail } from "../../../src/audit/index.js";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
 import { type SubmitSheetOptions, submitSheet } from "../../../src/submission/index.js";
+import { PIPELINE_DEFAULTS } from "../../support/settings.js";
 import {
   type PipelineHarness,
   paymentsOfBatch,
@@ -46,19 +47,25 @@ async function sheet(text: string, extension = "csv"): Promise<string> {
   return file;
 }
 
-function submit(sheetPath: string, extra: Partial<SubmitSheetOptions> = {}) {
+/** `duplicateWindowDays`: PAYOUTS_DUPLICATE_WINDOW_DAYS of this submission (default 0). */
+function submit(
+  sheetPath: string,
+  { duplicateWindowDays = 0, ...extra }: Partial<SubmitSheetOptions> & { duplicateWindowDays?: number } = {},
+) {
   return submitSheet({
     sheetPath,
     api: client,
-    pipeline: { redisUrl: REDIS_URL, prefix: h.prefix },
+    pipeline: { ...PIPELINE_DEFAULTS, duplicateWindowDays, redisUrl: REDIS_URL, prefix: h.prefix },
     dataDir: h.dataDir,
     entityId: "me",
-    duplicateWindowDays: 0,
     ...extra,
   });
 }
 
-async function submitted(sheetPath: string, extra: Partial<SubmitSheetOptions> = {}): Promise<string> {
+async function submitted(
+  sheetPath: string,
+  extra: Partial<SubmitSheetOptions> & { duplicateWindowDays?: number } = {},
+): Promise<string> {
   const outcome = await submit(sheetPath, extra);
   if (outcome.kind !== "submitted") throw new Error(`not submitted: ${outcome.kind}`);
   return outcome.batchId;

@@ -119,7 +119,7 @@ describe.skipIf(unavailable !== undefined)(`payouts worker with DATA_DIR on a fu
     try {
       await worker.waitFor(/payment worker ready/, 60_000);
       const listening = await serve.waitFor(/^listening on http/, 60_000);
-      const api = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
+      const api = createPayoutsClient({ entityId: "me", baseUrl: sandbox.url, apiKey: sandbox.apiKey });
       await api.webhook.update({
         url: `${/(http:\/\/127\.0\.0\.1:\d+)/.exec(listening)![1]}${WEBHOOK_PATH}`,
         events: [...CONSUMED_EVENTS],

@@ -17,6 +17,7 @@ import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-ap
 import { createWorkerClient, type PaymentService, startPaymentService } from "../../../src/pipeline/index.js";
 import { type ReconcileService, startReconcileService } from "../../../src/reconcile/index.js";
 import { type RunningServer, startServer } from "../../../src/server/index.js";
+import { PIPELINE_DEFAULTS, SERVER_DEFAULTS } from "../../support/settings.js";
 import { until } from "../../support/wait.js";
 import { instruction, type PipelineHarness, pipelineHarness, REDIS_URL } from "../pipeline/helpers.js";
 import { spawnCli } from "../pipeline/processes.js";
@@ -71,14 +72,14 @@ beforeAll(async () => {
   h = await pipelineHarness(sandbox, "ledger-audit");
   proxy = await amountRewritingProxy(sandbox.url);
   worker = await startPaymentService({
+    ...PIPELINE_DEFAULTS,
     redisUrl: REDIS_URL,
     prefix: h.prefix,
     jobs: { attempts: 8, backoffMs: 50 },
     client: createWorkerClient({ apiUrl: proxy.url, apiKey: sandbox.apiKey, entityId: "me" }),
     concurrency: 4,
-    rateLimitPerSecond: 1000,
   });
-  client = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
+  client = createPayoutsClient({ entityId: "me", baseUrl: sandbox.url, apiKey: sandbox.apiKey });
   // No webhooks here: the sweep marks every open row at once and the looks bring them up to date.
   reconcile = await startReconcileService({
     redisUrl: REDIS_URL,
@@ -205,8 +206,14 @@ describe("payouts audit", () => {
   });
 
   it("over the API: GET /api/v1/batches/{id}/audit answers the same, differences by row", async () => {
-    const serverClient = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
+    const serverClient = createPayoutsClient({
+      entityId: "me",
+      baseUrl: sandbox.url,
+      apiKey: sandbox.apiKey,
+    });
     const server: RunningServer = await startServer({
+      ...PIPELINE_DEFAULTS,
+      ...SERVER_DEFAULTS,
       redisUrl: REDIS_URL,
       prefix: h.prefix,
       webhookSecret: sandbox.apiKey,

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type SubmittedInstruction, submitBatch } from "../../../src/batches/index.js";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
 import { openPipeline, type Pipeline } from "../../../src/pipeline/index.js";
+import { PIPELINE_DEFAULTS } from "../../support/settings.js";
 import {
   deleteKeys,
   instruction,
@@ -34,7 +35,7 @@ let dataDir: string;
 
 beforeAll(async () => {
   sandbox = await spawnSandbox();
-  api = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
+  api = createPayoutsClient({ entityId: "me", baseUrl: sandbox.url, apiKey: sandbox.apiKey });
   dataDir = await mkdtemp(path.join(tmpdir(), "payouts-crash-"));
 });
 
@@ -111,7 +112,12 @@ const settled = (r: { state: string }) =>
 describe("crash safety with real processes", () => {
   it("survives kill -9 of the worker at random moments while responses are lost: one payment per row", async () => {
     const prefix = uniquePrefix("crash");
-    const pipeline = openPipeline({ redisUrl: REDIS_URL, prefix, jobs: { attempts: 8, backoffMs: 200 } });
+    const pipeline = openPipeline({
+      ...PIPELINE_DEFAULTS,
+      redisUrl: REDIS_URL,
+      prefix,
+      jobs: { attempts: 8, backoffMs: 200 },
+    });
     try {
       await setRemoteFaults(sandbox.url, sandbox.apiKey, { dropAfterStoreRate: 0.15, errorRate5xx: 0.03 });
       const instructions = rows(500);
@@ -145,7 +151,12 @@ describe("crash safety with real processes", () => {
 
   it("on SIGTERM stops taking jobs, lets in-flight payments finish, and exits 0", async () => {
     const prefix = uniquePrefix("shutdown");
-    const pipeline = openPipeline({ redisUrl: REDIS_URL, prefix, jobs: { attempts: 8, backoffMs: 200 } });
+    const pipeline = openPipeline({
+      ...PIPELINE_DEFAULTS,
+      redisUrl: REDIS_URL,
+      prefix,
+      jobs: { attempts: 8, backoffMs: 200 },
+    });
     const worker = spawnCli(
       ["worker", "--concurrency", "3", "--redis-prefix", prefix, "--shutdown-grace-ms", "5000"],
       {
@@ -182,6 +193,7 @@ describe("crash safety with real processes", () => {
     const flusher = new Redis(LOSS_REDIS_URL, { maxRetriesPerRequest: null });
     await flusher.flushdb();
     const pipeline = openPipeline({
+      ...PIPELINE_DEFAULTS,
       redisUrl: LOSS_REDIS_URL,
       prefix,
       jobs: { attempts: 8, backoffMs: 200 },

@@ -144,7 +144,6 @@ describe("feeding a batch to the queue a window at a time", () => {
         client: createWorkerClient({ apiUrl: sandbox.url, apiKey: sandbox.apiKey, entityId: "me" }),
       }),
       concurrency: 8,
-      rateLimitPerSecond: 1000,
     });
     await expect
       .poll(async () => (await h.store.progress(batchId))?.counts.queued, { timeout: 20_000 })

@@ -8,6 +8,7 @@
 import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWorkerClient, type PaymentService, startPaymentService } from "../../../src/pipeline/index.js";
+import { PIPELINE_DEFAULTS } from "../../support/settings.js";
 import { type HoldingProxy, startHoldingProxy } from "../storm/holding-proxy.js";
 import {
   instruction,
@@ -46,13 +47,13 @@ beforeAll(async () => {
   h = await pipelineHarness(sandbox, "foreign-answer");
   proxy = await startSwappingProxy(sandbox.url);
   worker = await startPaymentService({
+    ...PIPELINE_DEFAULTS,
     redisUrl: REDIS_URL,
     prefix: h.prefix,
     jobs: { attempts: 8, backoffMs: 50 },
     client: createWorkerClient({ apiUrl: proxy.url, apiKey: sandbox.apiKey, entityId: "me" }),
     // One at a time: the second create is answered after the first one's answer was seen.
     concurrency: 1,
-    rateLimitPerSecond: 1000,
   });
 });
 

@@ -28,6 +28,7 @@ import {
 import type { RedisClient } from "../../../src/redis/index.js";
 
 import { REDIS_URL, uniquePrefix } from "../../support/redis-keys.js";
+import { PIPELINE_DEFAULTS } from "../../support/settings.js";
 
 export { REDIS_URL, uniquePrefix };
 
@@ -84,9 +85,15 @@ export async function pipelineHarness(
   const prefix = uniquePrefix(label);
   const jobs = { attempts: 8, backoffMs: 50 };
   const feedWindow = options.feedWindow;
-  const pipeline = openPipeline({ redisUrl: REDIS_URL, prefix, jobs, ...(feedWindow ? { feedWindow } : {}) });
+  const pipeline = openPipeline({
+    ...PIPELINE_DEFAULTS,
+    redisUrl: REDIS_URL,
+    prefix,
+    jobs,
+    ...(feedWindow ? { feedWindow } : {}),
+  });
   const dataDir = await mkdtemp(path.join(tmpdir(), "payouts-pipeline-"));
-  const api = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
+  const api = createPayoutsClient({ entityId: "me", baseUrl: sandbox.url, apiKey: sandbox.apiKey });
   const services: PaymentService[] = [];
   return {
     prefix,
@@ -96,13 +103,13 @@ export async function pipelineHarness(
     api,
     async startWorker() {
       const service = await startPaymentService({
+        ...PIPELINE_DEFAULTS,
         redisUrl: REDIS_URL,
         prefix,
         jobs,
         ...(feedWindow ? { feedWindow } : {}),
         client: createWorkerClient({ apiUrl: sandbox.url, apiKey: sandbox.apiKey, entityId: "me" }),
         concurrency: 8,
-        rateLimitPerSecond: 1000,
       });
       services.push(service);
       return service;
@@ -111,7 +118,7 @@ export async function pipelineHarness(
       const real = paymentQueueEnqueuer(
         pipeline.queue,
         { ...jobs, attempts: extra.attempts ?? jobs.attempts },
-        pipeline.enqueuer.window,
+        feedWindow ?? PIPELINE_DEFAULTS.feedWindow,
       );
       const held: RowJobRequest[] = [];
       const result = await submitBatch({

@@ -43,6 +43,7 @@ afterAll(async () => {
 /** A client as the worker has it (no in-call retries here: each test decides what happens). */
 function client(via: "proxy" | "direct", timeoutMs = 10_000): PayoutsClient {
   const c = createPayoutsClient({
+    entityId: "me",
     baseUrl: via === "proxy" ? proxy.url : sandbox.url,
     apiKey: sandbox.apiKey,
     timeoutMs,
@@ -171,6 +172,7 @@ describe("money safety under forced interleavings", () => {
       waiting = r;
     });
     const limited = createPayoutsClient({
+      entityId: "me",
       baseUrl: proxy.url,
       apiKey: sandbox.apiKey,
       timeoutMs: 10_000,

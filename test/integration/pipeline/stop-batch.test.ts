@@ -17,6 +17,7 @@ import { readStop } from "../../../src/batch-control/index.js";
 import { type RowState, type SubmittedInstruction, submitBatch } from "../../../src/batches/index.js";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
 import { openPipeline, type Pipeline } from "../../../src/pipeline/index.js";
+import { PIPELINE_DEFAULTS } from "../../support/settings.js";
 import { deleteKeys, instruction, paymentsOfBatch, REDIS_URL, sha, uniquePrefix } from "./helpers.js";
 import { type CliProcess, spawnCli, spawnSandbox, stopProcess } from "./processes.js";
 
@@ -29,7 +30,7 @@ let notifyUrl: string;
 
 beforeAll(async () => {
   sandbox = await spawnSandbox();
-  api = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
+  api = createPayoutsClient({ entityId: "me", baseUrl: sandbox.url, apiKey: sandbox.apiKey });
   dataDir = await mkdtemp(path.join(tmpdir(), "payouts-stop-"));
   notifications = [];
   notifyServer = createServer((req, res) => {
@@ -69,7 +70,7 @@ const env = (extra: Record<string, string> = {}) => ({
 
 async function setUp(label: string): Promise<{ prefix: string; pipeline: Pipeline }> {
   const prefix = uniquePrefix(label);
-  const pipeline = openPipeline({ redisUrl: REDIS_URL, prefix });
+  const pipeline = openPipeline({ ...PIPELINE_DEFAULTS, redisUrl: REDIS_URL, prefix });
   cleanups.push(async () => {
     await deleteKeys(pipeline.redis, prefix);
     await pipeline.close();

@@ -14,6 +14,7 @@ import {
   type PaymentService,
   startPaymentService,
 } from "../../../src/pipeline/index.js";
+import { PIPELINE_DEFAULTS } from "../../support/settings.js";
 import {
   instruction,
   type PipelineHarness,
@@ -55,6 +56,7 @@ describe("a rate limit shared by every worker and adapting to 429s", () => {
     for (let i = 0; i < 2; i++) {
       services.push(
         await startPaymentService({
+          ...PIPELINE_DEFAULTS,
           redisUrl: REDIS_URL,
           prefix: h.prefix,
           jobs: { attempts: 20, backoffMs: 50 },
@@ -65,7 +67,6 @@ describe("a rate limit shared by every worker and adapting to 429s", () => {
             limiter,
           }),
           concurrency: 16,
-          rateLimitPerSecond: CEILING,
         }),
       );
     }

@@ -29,6 +29,7 @@ import { createResultOutbox, defaultResultPath, type ResultOutbox } from "../../
 import { retryRows } from "../../../src/retries/index.js";
 import { type RunningServer, startServer, WEBHOOK_PATH } from "../../../src/server/index.js";
 import { CONSUMED_EVENTS } from "../../../src/webhooks/index.js";
+import { PIPELINE_DEFAULTS, SERVER_DEFAULTS } from "../../support/settings.js";
 import { until as waitFor } from "../../support/wait.js";
 import { instruction, type PipelineHarness, pipelineHarness, REDIS_URL } from "../pipeline/helpers.js";
 
@@ -75,8 +76,10 @@ beforeAll(async () => {
   h = await pipelineHarness(sandbox, "returns");
   await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
   const notify = { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, secret: SECRET };
-  serverClient = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
+  serverClient = createPayoutsClient({ entityId: "me", baseUrl: sandbox.url, apiKey: sandbox.apiKey });
   server = await startServer({
+    ...PIPELINE_DEFAULTS,
+    ...SERVER_DEFAULTS,
     redisUrl: REDIS_URL,
     prefix: h.prefix,
     webhookSecret: sandbox.apiKey,

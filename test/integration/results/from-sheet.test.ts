@@ -13,6 +13,7 @@ import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-ap
 import { RESULT_COLUMNS, writeResultFile } from "../../../src/results/index.js";
 import { openSheet, type SheetRow } from "../../../src/sheets/index.js";
 import { submitSheet } from "../../../src/submission/index.js";
+import { PIPELINE_DEFAULTS } from "../../support/settings.js";
 import { type PipelineHarness, pipelineHarness, REDIS_URL, waitForRows } from "../pipeline/helpers.js";
 import { xlsxCells } from "./helpers.js";
 
@@ -43,7 +44,7 @@ beforeAll(async () => {
   const outcome = await submitSheet({
     sheetPath,
     api: client,
-    pipeline: { redisUrl: REDIS_URL, prefix: h.prefix },
+    pipeline: { ...PIPELINE_DEFAULTS, redisUrl: REDIS_URL, prefix: h.prefix },
     dataDir: h.dataDir,
     entityId: "me",
     onInvalid: "skip",

@@ -26,6 +26,7 @@ import {
 } from "../../../src/pipeline/index.js";
 import { writeResultFile } from "../../../src/results/index.js";
 import { createSheetIntake, type SheetIntake } from "../../../src/watch/index.js";
+import { PIPELINE_DEFAULTS } from "../../support/settings.js";
 import { deleteKeys, paymentsOfBatch, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
 import { dropFile, tempDataDir } from "../watch/helpers.js";
 import { editRow, followPayments } from "./helpers.js";
@@ -41,20 +42,20 @@ const prefix = uniquePrefix("correct-approve");
 
 beforeAll(async () => {
   sandbox = await startSandbox({ clock: { toInProgressMs: 50, toFinalMs: 50 } });
-  api = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
+  api = createPayoutsClient({ entityId: "me", baseUrl: sandbox.url, apiKey: sandbox.apiKey });
   dataDir = await tempDataDir("correct-approve");
-  pipeline = openPipeline({ redisUrl: REDIS_URL, prefix, approval: policy });
+  pipeline = openPipeline({ ...PIPELINE_DEFAULTS, redisUrl: REDIS_URL, prefix, approval: policy });
   worker = await startPaymentService({
+    ...PIPELINE_DEFAULTS,
     redisUrl: REDIS_URL,
     prefix,
     client: createWorkerClient({ apiUrl: sandbox.url, apiKey: sandbox.apiKey, entityId: "me" }),
     concurrency: 4,
-    rateLimitPerSecond: 1000,
   });
   intake = await createSheetIntake({
     dataDir,
     api,
-    pipeline: { redisUrl: REDIS_URL, prefix, approval: policy },
+    pipeline: { ...PIPELINE_DEFAULTS, redisUrl: REDIS_URL, prefix, approval: policy },
     entityId: "me",
   });
 });

@@ -53,7 +53,7 @@ beforeAll(async () => {
   ports.push(...redisCluster.ports);
   cluster = new Cluster(ports.map((port) => ({ host: "127.0.0.1", port })));
   sandbox = await startSandbox({ clock: { toInProgressMs: 100, toFinalMs: 100 } });
-  api = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
+  api = createPayoutsClient({ entityId: "me", baseUrl: sandbox.url, apiKey: sandbox.apiKey });
 }, 60_000);
 
 afterAll(async () => {

@@ -27,6 +27,7 @@ import { openPipeline } from "../../../src/pipeline/index.js";
 import { retryRows } from "../../../src/retries/index.js";
 import { WEBHOOK_PATH } from "../../../src/server/index.js";
 import { CONSUMED_EVENTS } from "../../../src/webhooks/index.js";
+import { PIPELINE_DEFAULTS } from "../../support/settings.js";
 import { instruction, sha } from "../pipeline/helpers.js";
 import { type CliProcess, spawnCli } from "../pipeline/processes.js";
 import { freePort, startRestartableRedis } from "../restartable-redis.js";
@@ -128,11 +129,16 @@ export async function runStorm(options: StormOptions): Promise<StormReport> {
     webhookRetry: { attempts: 8, baseDelayMs: 200 },
   });
   const proxy = await startHoldingProxy(sandbox.url);
-  const ledger = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
+  const ledger = createPayoutsClient({ entityId: "me", baseUrl: sandbox.url, apiKey: sandbox.apiKey });
   const prefix = `storm-${options.seed}`;
   // The operator's connection (submissions, retries, checks) reconnects across the restarts. Two tries
   // per job (each of two quick client tries): an outage of a few seconds then leaves rows in `error`.
-  const pipeline = openPipeline({ redisUrl: redis.url, prefix, jobs: { attempts: 2, backoffMs: 200 } });
+  const pipeline = openPipeline({
+    ...PIPELINE_DEFAULTS,
+    redisUrl: redis.url,
+    prefix,
+    jobs: { attempts: 2, backoffMs: 200 },
+  });
   const env = {
     PAYOUTS_API_URL: proxy.url,
     PAYOUTS_API_KEY: sandbox.apiKey,

@@ -7,6 +7,7 @@ import type { RunningSandbox } from "@payouts/sandbox";
 import type { Redis } from "ioredis";
 import { DEFAULT_TIMEOUT_MS } from "../../../src/payouts-api/index.js";
 import type { SheetIntakeOutcome } from "../../../src/watch/index.js";
+import { PIPELINE_DEFAULTS } from "../../support/settings.js";
 import { until } from "../../support/wait.js";
 import { REDIS_URL } from "../pipeline/helpers.js";
 
@@ -38,8 +39,7 @@ export function sandboxIntake(sandbox: RunningSandbox, dataDir: string, prefix: 
     apiKey: sandbox.apiKey,
     entityId: "me",
     apiTimeoutMs: DEFAULT_TIMEOUT_MS,
-    redisUrl: REDIS_URL,
-    prefix,
+    pipeline: { ...PIPELINE_DEFAULTS, redisUrl: REDIS_URL, prefix },
   };
 }
 

@@ -39,7 +39,7 @@ export function useProcessHarness(): ProcessHarness {
 
   beforeAll(async () => {
     sandbox = await startSandbox({ clock: { toInProgressMs: 50, toFinalMs: 50 } });
-    api = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
+    api = createPayoutsClient({ entityId: "me", baseUrl: sandbox.url, apiKey: sandbox.apiKey });
     redis = new Redis(REDIS_URL);
   });
 

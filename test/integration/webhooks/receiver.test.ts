@@ -15,6 +15,7 @@ import { LOOSE_BATCH, LookIndex } from "../../../src/reconcile/index.js";
 import type { RedisClient } from "../../../src/redis/index.js";
 import { type RunningServer, startServer, WEBHOOK_PATH } from "../../../src/server/index.js";
 import { dedupeId } from "../../../src/server/webhook-dedupe.js";
+import { PIPELINE_DEFAULTS, SERVER_DEFAULTS } from "../../support/settings.js";
 import { deleteKeys, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
 
 let sandbox: RunningSandbox;
@@ -79,10 +80,17 @@ async function seenKeys(): Promise<string[]> {
 
 beforeAll(async () => {
   sandbox = await startSandbox();
-  client = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey, retry: { maxAttempts: 1 } });
+  client = createPayoutsClient({
+    entityId: "me",
+    baseUrl: sandbox.url,
+    apiKey: sandbox.apiKey,
+    retry: { maxAttempts: 1 },
+  });
   dir = await mkdtemp(path.join(tmpdir(), "payouts-serve-"));
   await writeFile(path.join(dir, "batch_ok-result.csv"), "reference,status\nINV-1,completed\n");
   server = await startServer({
+    ...PIPELINE_DEFAULTS,
+    ...SERVER_DEFAULTS,
     redisUrl: REDIS_URL,
     prefix,
     webhookSecret: SECRET,
@@ -239,11 +247,19 @@ describe("GET /healthz", () => {
 
   it("is 503 naming the failed check, without secrets, when the service is unreachable", async () => {
     const dead = createPayoutsClient({
+      entityId: "me",
       baseUrl: "http://127.0.0.1:9/v2",
       apiKey: "sk_do_not_echo_me",
       retry: { maxAttempts: 1 },
     });
-    const other = await startServer({ redisUrl: REDIS_URL, prefix, webhookSecret: SECRET, client: dead });
+    const other = await startServer({
+      ...PIPELINE_DEFAULTS,
+      ...SERVER_DEFAULTS,
+      redisUrl: REDIS_URL,
+      prefix,
+      webhookSecret: SECRET,
+      client: dead,
+    });
     try {
       const res = await fetch(`${other.url}/healthz`);
       const text = await res.text();

@@ -7,6 +7,7 @@ import { type ReconcileService, startReconcileService } from "../../../src/recon
 import { externalIdFor, idempotencyKeyFor, paymentMetadataFor } from "../../../src/row-identity/index.js";
 import { type RunningServer, startServer, WEBHOOK_PATH } from "../../../src/server/index.js";
 import { CONSUMED_EVENTS } from "../../../src/webhooks/index.js";
+import { PIPELINE_DEFAULTS, SERVER_DEFAULTS } from "../../support/settings.js";
 import { until } from "../../support/wait.js";
 import {
   instruction,
@@ -38,8 +39,10 @@ async function startStack(
 ): Promise<Stack> {
   const sandbox = await startSandbox({ clock: FAST_CLOCK, webhookRetry: { attempts: 5, baseDelayMs: 20 } });
   const h = await pipelineHarness(sandbox, label);
-  const serverClient = createPayoutsClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
+  const serverClient = createPayoutsClient({ entityId: "me", baseUrl: sandbox.url, apiKey: sandbox.apiKey });
   const server = await startServer({
+    ...PIPELINE_DEFAULTS,
+    ...SERVER_DEFAULTS,
     redisUrl: REDIS_URL,
     prefix: h.prefix,
     webhookSecret: sandbox.apiKey, // the spec's default: deliveries are signed with the API key

@@ -7,7 +7,7 @@ import {
   SYSTEM_IDENTITIES,
   thresholdsReached,
 } from "../../../src/approvals/index.js";
-import { ConfigError, loadApprovalPolicy, loadConfig } from "../../../src/config/index.js";
+import { ConfigError, loadConfig } from "../../../src/config/index.js";
 
 const policy = (thresholds: string, required = 1): ApprovalPolicy => ({
   thresholds: parseApprovalThresholds(thresholds),
@@ -60,7 +60,7 @@ describe("APPROVAL_THRESHOLDS", () => {
 
   it("defaults to no thresholds (nothing held), one approver, 72 hours", () => {
     expect(loadConfig({}).approval).toEqual({ thresholds: [], required: 1, expiresHours: 72 });
-    expect(loadApprovalPolicy({ APPROVAL_THRESHOLDS: " " })).toEqual({
+    expect(loadConfig({ APPROVAL_THRESHOLDS: " " }).approval).toEqual({
       thresholds: [],
       required: 1,
       expiresHours: 72,

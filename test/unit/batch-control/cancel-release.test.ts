@@ -25,7 +25,7 @@ let store: BatchStore;
 let dataDir: string;
 const prefix = uniquePrefix("cancel-release");
 // Never asked: the batch has no payment a cancel could cancel at the service.
-const client = createPayoutsClient({ baseUrl: "http://127.0.0.1:9", apiKey: "unused" });
+const client = createPayoutsClient({ baseUrl: "http://127.0.0.1:9", apiKey: "unused", entityId: "me" });
 
 beforeAll(async () => {
   redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });

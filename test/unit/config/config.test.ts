@@ -1,6 +1,6 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, loadFeedWindow } from "../../../src/config/index.js";
+import { ConfigError, loadConfig } from "../../../src/config/index.js";
 
 describe("loadConfig", () => {
   it("applies the documented defaults when nothing is set", () => {
@@ -66,18 +66,28 @@ describe("loadConfig", () => {
   });
 });
 
-describe("loadFeedWindow", () => {
-  it("reads PAYOUTS_FEED_WINDOW where the queue is opened, and leaves the default to the feed when unset", () => {
-    expect(loadFeedWindow({})).toBeUndefined();
-    expect(loadFeedWindow({ PAYOUTS_FEED_WINDOW: " " })).toBeUndefined();
-    expect(loadFeedWindow({ PAYOUTS_FEED_WINDOW: "500" })).toBe(500);
+describe("the feed and duplicate windows", () => {
+  it("are read with the rest, blank meaning the default", () => {
+    expect(loadConfig({}).feedWindow).toBe(2000);
+    expect(loadConfig({ PAYOUTS_FEED_WINDOW: " " }).feedWindow).toBe(2000);
+    expect(loadConfig({ PAYOUTS_FEED_WINDOW: "500" }).feedWindow).toBe(500);
+    expect(loadConfig({}).duplicateWindowDays).toBe(30);
+    expect(loadConfig({ PAYOUTS_DUPLICATE_WINDOW_DAYS: "0" }).duplicateWindowDays).toBe(0);
   });
 
-  it("refuses a window that is not a whole number from 1, naming the variable", () => {
+  it("refuse a value out of range, naming the variable", () => {
     for (const bad of ["0", "-3", "2.5", "lots"]) {
-      expect(() => loadFeedWindow({ PAYOUTS_FEED_WINDOW: bad })).toThrow(ConfigError);
-      expect(() => loadFeedWindow({ PAYOUTS_FEED_WINDOW: bad })).toThrow(/PAYOUTS_FEED_WINDOW/);
+      expect(() => loadConfig({ PAYOUTS_FEED_WINDOW: bad })).toThrow(ConfigError);
+      expect(() => loadConfig({ PAYOUTS_FEED_WINDOW: bad })).toThrow(/PAYOUTS_FEED_WINDOW/);
     }
-    expect(() => loadConfig({ PAYOUTS_FEED_WINDOW: "0" })).toThrow(/PAYOUTS_FEED_WINDOW/);
+    expect(() => loadConfig({ PAYOUTS_DUPLICATE_WINDOW_DAYS: "-1" })).toThrow(
+      /PAYOUTS_DUPLICATE_WINDOW_DAYS/,
+    );
+  });
+
+  it("knows whether REDIS_URL was set (the demo starts its own Redis when not)", () => {
+    expect(loadConfig({}).redisUrlGiven).toBe(false);
+    expect(loadConfig({ REDIS_URL: " " }).redisUrlGiven).toBe(false);
+    expect(loadConfig({ REDIS_URL: "redis://127.0.0.1:6390" }).redisUrlGiven).toBe(true);
   });
 });
