@@ -106,7 +106,10 @@ describe("payouts demo", () => {
   }, 120_000);
 
   it("against a real service (PAYOUTS_API_URL) leaves a held batch to an approver, and on a kept REDIS_URL disables its login when it stops", async () => {
-    const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+    // A Redis of this test's own, given as REDIS_URL: the demo keeps its keys under the plain prefix,
+    // which a shared Redis may hold in another version's layout.
+    const own = await startPrivateRedis();
+    const redisUrl = own.url;
     const held = await mkdtemp(path.join(os.tmpdir(), "payouts-demo-real-"));
     // A sandbox the demo does not know as its own: to it, a real service.
     const service = await startSandbox({ clock: { toInProgressMs: 100, toFinalMs: 100 } });
@@ -140,6 +143,7 @@ describe("payouts demo", () => {
     } finally {
       redis.disconnect();
       await service.close();
+      await own.stop();
       await rm(held, { recursive: true, force: true });
     }
   }, 120_000);
