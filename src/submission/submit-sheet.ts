@@ -123,8 +123,10 @@ export async function submitSheet(options: SubmitSheetOptions): Promise<SubmitSh
     });
     const layout = layoutOf(validation.header);
     const batchId = newBatchId();
+    // Scratch files have a folder of their own: finding abandoned ones lists it on every submission,
+    // and the archive beside it holds a file for every batch ever submitted.
     const staging = await RowStaging.create(
-      path.join(options.dataDir, "archive", `.staging-${batchId}.ndjson`),
+      path.join(options.dataDir, "archive", "staging", `.staging-${batchId}.ndjson`),
     );
     try {
       const settings = pipeline ? { ...options.pipeline, open: pipeline } : options.pipeline;
