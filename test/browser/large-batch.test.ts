@@ -161,7 +161,7 @@ describe("the console at 20,000 rows", () => {
       "",
     );
     expect(failedAmount).toMatch(/\.13$/);
-    await page.getByRole("link", { name: `Details of row ${failedRow}` }).click();
+    await page.getByRole("link", { name: `Details of row ${failedRow}`, exact: true }).click();
     await page.locator("#correct-form").waitFor();
     const newAmount = failedAmount.replace(/\.13$/, ".10");
     await page.getByLabel("New amount").fill(newAmount);
