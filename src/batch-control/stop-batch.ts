@@ -2,7 +2,7 @@
  * Stopping a batch: pause, resume, cancel (docs/design.md, "Stopping a batch").
  *
  * A pause is one hash per batch (redis-layout.ts `stop`). Two places read it: the feed passes a paused
- * batch over (no new jobs), and the send fence (redis-scripts.ts FENCE_SEND) refuses, atomically,
+ * batch over (no new jobs), and the send fence (lua/fence-send.lua in src/batches) refuses, atomically,
  * the first send of any row of a paused batch, so a job already queued sends nothing while the batch is
  * paused. A row already sent on its attempt is in flight: it goes on under its own key until its
  * outcome is known (only that key can tell whether it paid). Nothing is half-sent, and a paused row
@@ -12,8 +12,8 @@
  * sent, so no payment can exist) and cancels at the service the payments still `scheduled`. Rows in
  * flight or paid keep their course; once every row is final, the batch finishes as any other (final
  * result file, notification). A canceled batch is never resumed: an operator pays its rows by a
- * retry (through the gate), whose new attempt the cancel does not hold (START_NEW_ATTEMPT releases
- * it, FENCE_SEND lets it through).
+ * retry (through the gate), whose new attempt the cancel does not hold (start-new-attempt.lua releases
+ * it, fence-send.lua lets it through).
  */
 import type { BatchStore, RowRecord } from "../batches/index.js";
 import { adoptPayment, enqueueQueuedRows, type RowEnqueuer, type SubmissionGate } from "../batches/index.js";
