@@ -568,8 +568,13 @@ async function loadRows(query) {
   }
 }
 
+/** Counts row readings: only the newest one may fill the table (an earlier, slower search may end last). */
+let rowsReading = 0;
+
 async function readRows(query) {
   const id = view.id;
+  const reading = ++rowsReading;
+  const current = () => view.id === id && reading === rowsReading;
   const q = new URLSearchParams({ limit: String(PAGE) });
   for (const k of ["state", "q", "offset"]) if (query.get(k)) q.set(k, query.get(k));
   if (query.get("c")) q.set("cursor", query.get("c"));
@@ -577,11 +582,7 @@ async function readRows(query) {
   let page = await api(`/api/v1/batches/${encodeURIComponent(id)}/rows?${q}`);
   const data = [...page.data];
   // A search walks the batch a budget at a time: follow it until the page fills, for a while.
-  for (
-    let steps = 1;
-    page.nextCursor && data.length < PAGE && steps < SEARCH_STEPS && view.id === id;
-    steps++
-  ) {
+  for (let steps = 1; page.nextCursor && data.length < PAGE && steps < SEARCH_STEPS && current(); steps++) {
     q.set("cursor", page.nextCursor);
     q.delete("offset");
     $("rows-summary").textContent =
@@ -589,7 +590,7 @@ async function readRows(query) {
     page = await api(`/api/v1/batches/${encodeURIComponent(id)}/rows?${q}`);
     data.push(...page.data);
   }
-  if (view.id !== id) return;
+  if (!current()) return;
   const shown = { ...page, data, offset: positional(query) ? Number(query.get("offset") ?? 0) : null };
   const body = $("rows").tBodies[0];
   body.replaceChildren(...data.map((r) => rowLine(view.batch, r)));
