@@ -1,8 +1,9 @@
 /**
  * `POST /api/v1/batches/{id}/rows/{row}/correct` `{ amount?, to_account?, delivery? }`: the console's
  * "correct and retry" of a failed, rejected, canceled, returned or error row. Through the one gate
- * (src/gate): the corrected row is checked as a new sheet's row, held for approval when the approval
- * rules say so (docs/design.md §3.14), and recorded in the audit trail with what changed.
+ * (src/gate): the corrected row is checked as a new sheet's row, refused as a possible duplicate unless
+ * confirmed, held for approval when the approval rules say so (docs/design.md §3.14), and recorded in
+ * the audit trail with what changed.
  */
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
@@ -23,6 +24,14 @@ const CorrectBody = z
     amount: Cell.optional().describe("The new amount as a sheet would show it (`1250.00`)."),
     to_account: Cell.optional().describe("The new payee: an account id or its external id."),
     delivery: Cell.optional().describe("The new delivery preference (`standard`, `same_day`…)."),
+    allowPossibleDuplicates: z
+      .boolean()
+      .optional()
+      .describe(
+        "Pay the corrected row even if it pays what another row of this batch or of a recent batch pays " +
+          "(refused with `POSSIBLE_DUPLICATE` in `detail` otherwise). Recorded in the audit trail as " +
+          "`batch.duplicates-confirmed`.",
+      ),
   })
   .refine((b) => b.amount !== undefined || b.to_account !== undefined || b.delivery !== undefined, {
     message: "give at least one of amount, to_account, delivery",
@@ -67,7 +76,7 @@ export function registerCorrectionRoutes(parent: FastifyInstance, ctx: ApiContex
       if (!batch) throw new ApiError(404, "NOT_FOUND", `no batch ${id}`);
       const record = await rowByNumber(ctx.store, id, Number(row));
       if (!record) throw new ApiError(404, "NOT_FOUND", `batch ${id} has no valid row ${row}`);
-      const { amount, to_account, delivery } = request.body;
+      const { amount, to_account, delivery, allowPossibleDuplicates } = request.body;
       const outcome = await passGate(gateOf(ctx, request), {
         kind: "correct-row",
         correct: {
@@ -80,6 +89,7 @@ export function registerCorrectionRoutes(parent: FastifyInstance, ctx: ApiContex
             ...(delivery !== undefined ? { delivery } : {}),
           },
         },
+        allowPossibleDuplicates: allowPossibleDuplicates === true,
       });
       return {
         row: record.rowNumber,

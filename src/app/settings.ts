@@ -20,6 +20,7 @@ export function pipelineSettings(
     approval: config.approval,
     feedWindow: config.feedWindow,
     duplicateWindowDays: config.duplicateWindowDays,
+    dataDir: config.dataDir,
     ...more,
   };
 }

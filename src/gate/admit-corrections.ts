@@ -11,8 +11,10 @@ import {
   type ThresholdReached,
 } from "../approvals/index.js";
 import type { BatchRecord, BatchStore, RowRecord } from "../batches/index.js";
+import type { DuplicateIndex } from "../duplicates/index.js";
 import { formatMinorOrRaw } from "../money/index.js";
 import type { ChangedField, Correction, CorrectionAdmission } from "../retries/index.js";
+import { checkCorrectionDuplicates } from "./correction-duplicates.js";
 import { type CorrectedRow, cellChanges, instructionChanges, judgeCorrection } from "./instruction-rule.js";
 
 export interface AdmitContext {
@@ -23,8 +25,14 @@ export interface AdmitContext {
   by: string;
   /** How: `result file <name>`, `console`. */
   via: string;
+  /** The cross-batch duplicate index (absent: the duplicate window is off). */
+  duplicates: DuplicateIndex | undefined;
+  /** A person confirmed that corrected rows which are possible duplicates are meant to be paid. */
+  allowPossibleDuplicates: boolean;
   /** Told when rows were held (the audit entry of the hold). */
   onHold?: (held: { round: number; rows: number[]; reasons: string[] }) => Promise<void>;
+  /** Told when possible duplicates were let through on a person's word (its audit entry). */
+  onDuplicatesConfirmed?: (rows: number[]) => Promise<void>;
   now?: () => Date;
 }
 
@@ -37,7 +45,22 @@ export async function admitCorrections(
 ): Promise<Verdicts> {
   const verdicts: Verdicts = new Map();
   if (corrections.length === 0) return verdicts;
-  const judged = corrections.map(({ row, correction }) => ({
+  const duplicates = await checkCorrectionDuplicates(
+    ctx.duplicates,
+    batch,
+    corrections.map(({ row, correction }) => ({ row, instruction: correction.instruction })),
+    ctx.allowPossibleDuplicates,
+  );
+  for (const { row, correction } of corrections) {
+    const refused = duplicates.refused.get(row.rowKey);
+    if (refused !== undefined) {
+      verdicts.set(row.rowKey, { held: false, refused, changes: cellChanges(row.source, correction.source) });
+    }
+  }
+  if (duplicates.confirmed.length > 0) await ctx.onDuplicatesConfirmed?.(duplicates.confirmed);
+  const admissible = corrections.filter(({ row }) => !duplicates.refused.has(row.rowKey));
+  if (admissible.length === 0) return verdicts;
+  const judged = admissible.map(({ row, correction }) => ({
     row,
     correction,
     corrected: {

@@ -6,8 +6,9 @@
  * the approval policy (to a new batch through submission's gate, to corrections by the rule in
  * instruction-rule.ts) and writes one audit entry naming who did it and what changed.
  *
- * The possible-duplicate check of rows is a row check of intake and runs wherever intake validates
- * (a sheet submitted, a corrected row re-checked): the gate adds nothing of its own for it.
+ * Possible duplicates: a sheet's rows are flagged by intake's validation; corrected rows, which are
+ * re-checked one at a time, are held against the cross-batch index and each other here
+ * (correction-duplicates.ts), and refused unless a person confirmed them.
  */
 import { type AuditActor, AuditTrail } from "../audit/index.js";
 import {
@@ -52,7 +53,12 @@ export type GateRequest =
   | { kind: "submit"; sheet: Omit<SubmitSheetOptions, "submittedBy"> }
   | { kind: "retry"; retry: Omit<RetryRowsOptions, "store" | "enqueuer"> }
   | { kind: "result-file"; file: Omit<ResultFileRetryOptions, "store" | "enqueuer" | "admit"> }
-  | { kind: "correct-row"; correct: Omit<CorrectRowOptions, "store" | "enqueuer" | "admit" | "by"> }
+  | {
+      kind: "correct-row";
+      correct: Omit<CorrectRowOptions, "store" | "enqueuer" | "admit" | "by">;
+      /** A person confirmed the row is meant to be paid should it be a possible duplicate. */
+      allowPossibleDuplicates?: boolean;
+    }
   | { kind: "recover"; recover: Omit<RecoverBatchOptions, "store" | "enqueuer" | "gate"> };
 
 export interface GateAnswers {
@@ -78,7 +84,11 @@ export async function passGate<K extends GateRequest["kind"]>(
     case "result-file":
       return (await resultFileThroughGate(ctx, r.file)) as GateAnswers[K];
     case "correct-row":
-      return (await correctRowThroughGate(ctx, r.correct)) as GateAnswers[K];
+      return (await correctRowThroughGate(
+        ctx,
+        r.correct,
+        r.allowPossibleDuplicates === true,
+      )) as GateAnswers[K];
     case "recover":
       return (await recoverThroughGate(ctx, r.recover)) as GateAnswers[K];
   }
@@ -168,7 +178,8 @@ async function resultFileThroughGate(
     ...file,
     store: ctx.pipeline.store,
     enqueuer: ctx.pipeline.enqueuer,
-    admit: correctionsAdmission(ctx, via),
+    // The watched folder has nobody to confirm a possible duplicate: such a row is refused.
+    admit: correctionsAdmission(ctx, via, false),
   });
   if (!outcome) return outcome;
   const { changes, more } = auditedChanges(
@@ -193,13 +204,14 @@ async function resultFileThroughGate(
 async function correctRowThroughGate(
   ctx: GateContext,
   correct: Omit<CorrectRowOptions, "store" | "enqueuer" | "admit" | "by">,
+  allowPossibleDuplicates: boolean,
 ): Promise<CorrectRowOutcome> {
   const via = "console";
   const outcome = await correctRow({
     ...correct,
     store: ctx.pipeline.store,
     enqueuer: ctx.pipeline.enqueuer,
-    admit: correctionsAdmission(ctx, via),
+    admit: correctionsAdmission(ctx, via, allowPossibleDuplicates),
     by: ctx.actor.name,
   });
   const { changes, more } = auditedChanges(
@@ -224,15 +236,23 @@ async function correctRowThroughGate(
 }
 
 /** The gate's admission of corrections, bound to this caller. */
-export function correctionsAdmission(ctx: GateContext, via: string): CorrectionAdmission {
+export function correctionsAdmission(
+  ctx: GateContext,
+  via: string,
+  allowPossibleDuplicates: boolean,
+): CorrectionAdmission {
   return (batch: BatchRecord, corrections) =>
     admitCorrections(
       {
         store: ctx.pipeline.store,
         approvals: ctx.pipeline.approvals,
         policy: ctx.pipeline.approvalPolicy,
+        duplicates: ctx.pipeline.duplicates,
+        allowPossibleDuplicates,
         by: ctx.actor.name,
         via,
+        onDuplicatesConfirmed: (rows) =>
+          record(ctx, "batch.duplicates-confirmed", batch.id, "ok", { via, count: rows.length, rows }),
         onHold: (held) =>
           record(ctx, "rows.hold", batch.id, "ok", {
             via,

@@ -23,6 +23,7 @@ import {
   type SubmitBatchResult,
   submitBatch,
 } from "../batches/index.js";
+import { DuplicateIndex } from "../duplicates/index.js";
 import { PayoutsError } from "../errors/index.js";
 import type { LogSink } from "../logging/index.js";
 import {
@@ -104,6 +105,8 @@ export interface PipelineSettings extends RedisTarget {
    * (PAYOUTS_DUPLICATE_WINDOW_DAYS; 0: only within the sheet): every way of submitting flags the same.
    */
   duplicateWindowDays: number;
+  /** DATA_DIR: the cross-batch duplicate index is rebuilt from its instruction archive when Redis lost it. */
+  dataDir: string;
   /**
    * For one-shot commands (submit, retry, recover): a lost Redis connection fails the command rather
    * than waiting for Redis to come back (see connectRedis). Long-running services reconnect.
@@ -125,6 +128,11 @@ export interface Pipeline {
   gate: SubmissionGate;
   /** The approval policy the gate applies (src/gate judges corrections by it too). */
   approvalPolicy: ApprovalPolicy;
+  /**
+   * The cross-batch index of what recent batches pay (docs/design.md §3.13), when the duplicate window
+   * is on: submissions record and ask it, and so does the gate for corrected rows.
+   */
+  duplicates: DuplicateIndex | undefined;
   queue: Queue<PaymentJobData>;
   enqueuer: RowEnqueuer;
   close(): Promise<void>;
@@ -142,6 +150,16 @@ export function openPipeline(settings: PipelineSettings): Pipeline {
   const approvals = new ApprovalStore(redis, { prefix });
   const approvalPolicy = settings.approval;
   const gate = approvalGate(approvals, approvalPolicy);
+  const duplicates =
+    settings.duplicateWindowDays > 0
+      ? new DuplicateIndex({
+          redis,
+          prefix,
+          windowDays: settings.duplicateWindowDays,
+          dataDir: settings.dataDir,
+          paymentIdOf: async (batchId, rowKey) => (await store.getRow(batchId, rowKey))?.paymentId,
+        })
+      : undefined;
   const queue = createPaymentQueue(queueConnection, prefix);
   const enqueuer = paymentQueueEnqueuer(
     queue,
@@ -156,6 +174,7 @@ export function openPipeline(settings: PipelineSettings): Pipeline {
     approvals,
     gate,
     approvalPolicy,
+    duplicates,
     queue,
     enqueuer,
     close: () => {

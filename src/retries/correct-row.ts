@@ -95,6 +95,9 @@ export async function correctRow(options: CorrectRowOptions): Promise<CorrectRow
     const correction = { instruction: checked.instruction, source: checked.source };
     const verdict = (await options.admit(batch, [{ row, correction }])).get(row.rowKey);
     const changes = verdict?.changes.length ? { changes: verdict.changes } : {};
+    if (verdict?.refused !== undefined) {
+      return { outcome: "refused", batchRowNumber: row.rowNumber, ...changes, detail: verdict.refused };
+    }
     if (verdict && verdict.held !== false) {
       return { outcome: "held", batchRowNumber: row.rowNumber, ...changes, detail: verdict.held };
     }

@@ -26,6 +26,7 @@ export {
   type ChangedField,
   type Correction,
   type CorrectionAdmission,
+  type CorrectionVerdict,
   isResultFile,
   type ResultFileRetryOptions,
   type ResultFileRetryOutcome,

@@ -83,13 +83,20 @@ export interface ChangedField {
 }
 
 /**
- * The gate's verdict per corrected row (by row key): `held` false, it may start now; else the
+ * The gate's verdict per corrected row (by row key): `refused`, the sentence saying why it may not be
+ * paid as corrected (nothing started, nothing held); else `held` false, it may start now, or the
  * sentence saying why it waits for approval (it was held, not started). `changes`: what it changes.
  */
+export interface CorrectionVerdict {
+  held: false | string;
+  refused?: string;
+  changes: ChangedField[];
+}
+
 export type CorrectionAdmission = (
   batch: BatchRecord,
   corrections: readonly { row: RowRecord; correction: Correction }[],
-) => Promise<Map<string, { held: false | string; changes: ChangedField[] }>>;
+) => Promise<Map<string, CorrectionVerdict>>;
 
 /** What happened to one row, as the report shows it. */
 export interface ResultFileRowOutcome {
@@ -308,6 +315,10 @@ export async function retryFromResultFile(
   for (const { decision, record, correction } of toStart) {
     const verdict = correction ? admitted.get(record.rowKey) : undefined;
     const changes = verdict?.changes.length ? { changes: verdict.changes } : {};
+    if (verdict?.refused !== undefined) {
+      rows.push({ ...where(decision), ...changes, outcome: "refused", detail: verdict.refused });
+      continue;
+    }
     if (verdict && verdict.held !== false) {
       rows.push({ ...where(decision), ...changes, outcome: "held", detail: verdict.held });
       continue;

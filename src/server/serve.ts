@@ -109,6 +109,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     approval: options.approval,
     feedWindow: options.feedWindow,
     duplicateWindowDays: options.duplicateWindowDays,
+    dataDir: path.resolve(options.dataDir),
   };
   const pipeline = openPipeline(pipelineSettings);
   const metrics = new ServerMetrics();

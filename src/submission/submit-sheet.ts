@@ -25,7 +25,7 @@ import {
   type SheetLayout,
   type SourceValues,
 } from "../batches/index.js";
-import { DuplicateIndex, type DuplicateLookup } from "../duplicates/index.js";
+import type { DuplicateIndex, DuplicateLookup } from "../duplicates/index.js";
 import {
   type DeclaredTotals,
   defaultReportPath,
@@ -98,16 +98,7 @@ export async function submitSheet(options: SubmitSheetOptions): Promise<SubmitSh
   // The cross-batch check and the audit of a confirmation need Redis before the batch is recorded.
   const pipeline =
     options.pipeline.open ?? (windowDays > 0 || allow ? openPipeline(options.pipeline) : undefined);
-  const duplicates =
-    pipeline && windowDays > 0
-      ? new DuplicateIndex({
-          redis: pipeline.redis,
-          prefix: pipeline.prefix,
-          windowDays,
-          dataDir: options.dataDir,
-          paymentIdOf: async (batchId, rowKey) => (await pipeline.store.getRow(batchId, rowKey))?.paymentId,
-        })
-      : undefined;
+  const duplicates = windowDays > 0 ? pipeline?.duplicates : undefined;
   try {
     const validation = await validateSheet(sheetPath, {
       api: options.api,

@@ -17,8 +17,12 @@ export const SERVER_DEFAULTS = {
 };
 
 /** The pipeline settings beside Redis and the prefix, at their defaults. */
-export const PIPELINE_DEFAULTS: Pick<PipelineSettings, "approval" | "feedWindow" | "duplicateWindowDays"> = {
+export const PIPELINE_DEFAULTS: Pick<
+  PipelineSettings,
+  "approval" | "feedWindow" | "duplicateWindowDays" | "dataDir"
+> = {
   approval: DEFAULT_CONFIG.approval,
   feedWindow: DEFAULT_CONFIG.feedWindow,
   duplicateWindowDays: DEFAULT_CONFIG.duplicateWindowDays,
+  dataDir: DEFAULT_CONFIG.dataDir,
 };

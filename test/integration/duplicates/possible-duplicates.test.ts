@@ -55,7 +55,13 @@ function submit(
   return submitSheet({
     sheetPath,
     api: client,
-    pipeline: { ...PIPELINE_DEFAULTS, duplicateWindowDays, redisUrl: REDIS_URL, prefix: h.prefix },
+    pipeline: {
+      ...PIPELINE_DEFAULTS,
+      duplicateWindowDays,
+      redisUrl: REDIS_URL,
+      prefix: h.prefix,
+      dataDir: h.dataDir,
+    },
     dataDir: h.dataDir,
     entityId: "me",
     ...extra,

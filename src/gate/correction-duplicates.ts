@@ -1,0 +1,88 @@
+/**
+ * Possible duplicates among corrected rows (docs/design.md §3.13, §3.14): a correction that changes
+ * what a row pays (paying account, payee, amount, currency) is asked of the cross-batch index like a
+ * new sheet's row, and of the other rows corrected with it. A row that would then pay what another
+ * row pays is refused unless a person confirmed it; a correction let through is recorded in the index
+ * under its batch, so a later sheet paying the same money is flagged in its turn.
+ *
+ * With the duplicate window off (PAYOUTS_DUPLICATE_WINDOW_DAYS=0) there is no index: only the rows
+ * corrected together are held against each other, as a sheet's rows are against each other.
+ */
+import type { BatchRecord, RowRecord } from "../batches/index.js";
+import {
+  type DuplicateIndex,
+  type DuplicateMatch,
+  describeMatch,
+  POSSIBLE_DUPLICATE,
+  paymentKeyOf,
+} from "../duplicates/index.js";
+import type { PayoutInstruction } from "../intake/index.js";
+import { formatMinorOrRaw } from "../money/index.js";
+
+export interface CorrectedPayment {
+  row: RowRecord;
+  /** The row as corrected. */
+  instruction: PayoutInstruction;
+}
+
+export interface CorrectionDuplicates {
+  /** Row key → why it is refused (unconfirmed possible duplicates). */
+  refused: Map<string, string>;
+  /** Rows paid although they are possible duplicates, because a person confirmed them (batch row numbers). */
+  confirmed: number[];
+}
+
+/**
+ * Which corrected rows are possible duplicates, and which of them a person confirmed (`allow`); the
+ * rows let through are recorded in the index (held for approval too: a later sheet is flagged even
+ * while they wait, a person deciding rather than money paid unseen).
+ */
+export async function checkCorrectionDuplicates(
+  index: DuplicateIndex | undefined,
+  batch: BatchRecord,
+  corrected: readonly CorrectedPayment[],
+  allow: boolean,
+): Promise<CorrectionDuplicates> {
+  const answer: CorrectionDuplicates = { refused: new Map(), confirmed: [] };
+  const moved = corrected
+    .map((c) => ({ ...c, key: paymentKeyOf(c.instruction) }))
+    .filter((c) => c.key !== paymentKeyOf(c.row.instruction));
+  if (moved.length === 0) return answer;
+
+  const found = index ? await index.find([...new Set(moved.map((c) => c.key))]) : new Map();
+  const firstOfKey = new Map<string, RowRecord>();
+  const letThrough: PayoutInstruction[] = [];
+  for (const c of moved) {
+    // The row itself (its earlier values, or this very correction recorded before) is no duplicate.
+    const matches: DuplicateMatch[] = ((found.get(c.key) ?? []) as DuplicateMatch[]).filter(
+      (m) => !(m.batchId === batch.id && m.rowNumber === c.row.rowNumber),
+    );
+    const sibling = firstOfKey.get(c.key);
+    if (sibling) {
+      matches.unshift({
+        batchId: batch.id,
+        rowNumber: sibling.rowNumber,
+        reference: sibling.instruction.reference,
+      });
+    } else firstOfKey.set(c.key, c.row);
+    if (matches.length > 0 && !allow) {
+      answer.refused.set(c.row.rowKey, refusal(c.instruction, matches));
+      continue;
+    }
+    if (matches.length > 0) answer.confirmed.push(c.row.rowNumber);
+    letThrough.push(c.instruction);
+  }
+  if (index && letThrough.length > 0) await index.record(batch.id, batch.createdAt, letThrough);
+  return answer;
+}
+
+function refusal(row: PayoutInstruction, matches: readonly DuplicateMatch[]): string {
+  const shown = matches.slice(0, 3).map(describeMatch).join("; ");
+  const more = matches.length > 3 ? ` and ${matches.length - 3} more` : "";
+  return (
+    `not retried: possible duplicate (${POSSIBLE_DUPLICATE}): as corrected it pays ` +
+    `${row.currency} ${formatMinorOrRaw(row.amount, row.currency)} from ${row.originatingAccountId} to ` +
+    `${row.receivingAccountId}, as ${shown}${more}. If both are meant to be paid, correct the row in the ` +
+    `console with "pay possible duplicates" ticked (API: allowPossibleDuplicates); otherwise leave it`
+  );
+}
