@@ -9,88 +9,44 @@
  * - every drop is in the audit trail as `system:inbox`, with what changed (old and new values).
  */
 import { randomBytes } from "node:crypto";
-import { readFile, rm } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { approveBatch, parseApprovalThresholds } from "../../../src/approvals/index.js";
 import { AuditTrail } from "../../../src/audit/index.js";
 import { isTerminalRowState } from "../../../src/batches/index.js";
-import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
-import {
-  createWorkerClient,
-  openPipeline,
-  type PaymentService,
-  type Pipeline,
-  startPaymentService,
-} from "../../../src/pipeline/index.js";
 import { writeResultFile } from "../../../src/results/index.js";
-import { createSheetIntake, type SheetIntake } from "../../../src/watch/index.js";
-import { PIPELINE_DEFAULTS } from "../../support/settings.js";
-import { deleteKeys, paymentsOfBatch, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
-import { dropFile, tempDataDir } from "../watch/helpers.js";
-import { editRow, followPayments } from "./helpers.js";
+import { paymentsOfBatch } from "../pipeline/helpers.js";
+import { editRow, followPayments, type RetryStack, startRetryStack } from "./helpers.js";
 
 const policy = { thresholds: parseApprovalThresholds("USD:1000"), required: 1, expiresHours: 72 };
-let sandbox: RunningSandbox;
-let api: PayoutsClient;
-let pipeline: Pipeline;
-let worker: PaymentService;
-let intake: SheetIntake;
-let dataDir: string;
-const prefix = uniquePrefix("correct-approve");
+let stack: RetryStack;
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ clock: { toInProgressMs: 50, toFinalMs: 50 } });
-  api = createPayoutsClient({ entityId: "me", baseUrl: sandbox.url, apiKey: sandbox.apiKey });
-  dataDir = await tempDataDir("correct-approve");
-  pipeline = openPipeline({ ...PIPELINE_DEFAULTS, redisUrl: REDIS_URL, prefix, approval: policy });
-  worker = await startPaymentService({
-    ...PIPELINE_DEFAULTS,
-    redisUrl: REDIS_URL,
-    prefix,
-    client: createWorkerClient({ apiUrl: sandbox.url, apiKey: sandbox.apiKey, entityId: "me" }),
-    concurrency: 4,
-  });
-  intake = await createSheetIntake({
-    dataDir,
-    api,
-    pipeline: { ...PIPELINE_DEFAULTS, redisUrl: REDIS_URL, prefix, approval: policy },
-    entityId: "me",
-  });
+  stack = await startRetryStack("correct-approve", { approval: policy });
 });
 
 afterAll(async () => {
-  await intake?.close();
-  await worker?.stop(2000);
-  await pipeline?.queue.obliterate({ force: true }).catch(() => undefined);
-  if (pipeline) await deleteKeys(pipeline.redis, prefix);
-  await pipeline?.close();
-  await api?.close();
-  await sandbox?.close();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  await stack?.close();
 });
 
 const HEADER = "reference,from_account,to_account,amount,currency,payer_memo";
 const decider = (name: string) => ({ name, kind: "user" as const, role: "approver", mayApprove: true });
 const decisions = () => ({
-  approvals: pipeline.approvals,
-  store: pipeline.store,
-  enqueuer: pipeline.enqueuer,
+  approvals: stack.pipeline.approvals,
+  store: stack.pipeline.store,
+  enqueuer: stack.pipeline.enqueuer,
 });
-
-async function dropAndTake(name: string, content: string) {
-  await dropFile(intake.folders.inbox, name, content);
-  return intake.take(intake.folders.inbox, name);
-}
+const dropAndTake = (name: string, content: string) => stack.dropAndTake(name, content);
 
 async function auditOf(batchId: string) {
-  const { data } = await new AuditTrail(pipeline.redis, prefix).list({ limit: 500 });
+  const { data } = await new AuditTrail(stack.pipeline.redis, stack.prefix).list({ limit: 500 });
   return data.filter((e) => e.target === batchId);
 }
 
 describe("a corrected result file goes through the approval gate", () => {
   it("holds a correction that makes an unheld batch's failed row pay 900,000.00 to another payee", async () => {
+    const { api, pipeline, dataDir } = stack;
     const ref = `CA${randomBytes(4).toString("hex")}`;
     const accepted = await dropAndTake(
       "small.csv",
@@ -164,6 +120,7 @@ describe("a corrected result file goes through the approval gate", () => {
   });
 
   it("asks again on an approved batch for a changed payment, not for an unchanged retry or a memo", async () => {
+    const { api, pipeline, dataDir } = stack;
     const tag = randomBytes(4).toString("hex");
     const [big, failing, memo] = ["B", "F", "M"].map((x) => `CB${tag}-${x}`) as [string, string, string];
     const sheet = [

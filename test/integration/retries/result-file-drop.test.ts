@@ -6,67 +6,28 @@
  * an invalid correction is refused with its problem; the same file dropped again retries nothing.
  */
 import { randomBytes } from "node:crypto";
-import { readdir, readFile, rm } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isTerminalRowState } from "../../../src/batches/index.js";
-import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
-import {
-  createWorkerClient,
-  openPipeline,
-  type PaymentService,
-  type Pipeline,
-  startPaymentService,
-} from "../../../src/pipeline/index.js";
 import { writeResultFile } from "../../../src/results/index.js";
-import { createSheetIntake, type SheetIntake } from "../../../src/watch/index.js";
-import { PIPELINE_DEFAULTS } from "../../support/settings.js";
-import { deleteKeys, paymentsOfBatch, REDIS_URL, uniquePrefix } from "../pipeline/helpers.js";
-import { dropFile, tempDataDir } from "../watch/helpers.js";
-import { editRow, followPayments } from "./helpers.js";
+import { paymentsOfBatch } from "../pipeline/helpers.js";
+import { dropFile } from "../watch/helpers.js";
+import { editRow, followPayments, type RetryStack, startRetryStack } from "./helpers.js";
 
-let sandbox: RunningSandbox;
-let api: PayoutsClient;
-let pipeline: Pipeline;
-let worker: PaymentService;
-let intake: SheetIntake;
-let dataDir: string;
-const prefix = uniquePrefix("result-drop");
+let stack: RetryStack;
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ clock: { toInProgressMs: 50, toFinalMs: 50 } });
-  api = createPayoutsClient({ entityId: "me", baseUrl: sandbox.url, apiKey: sandbox.apiKey });
-  dataDir = await tempDataDir("result-drop");
-  pipeline = openPipeline({ ...PIPELINE_DEFAULTS, redisUrl: REDIS_URL, prefix });
-  worker = await startPaymentService({
-    ...PIPELINE_DEFAULTS,
-    redisUrl: REDIS_URL,
-    prefix,
-    client: createWorkerClient({ apiUrl: sandbox.url, apiKey: sandbox.apiKey, entityId: "me" }),
-    concurrency: 4,
-  });
-  intake = await createSheetIntake({
-    dataDir,
-    api,
-    pipeline: { ...PIPELINE_DEFAULTS, redisUrl: REDIS_URL, prefix },
-    entityId: "me",
-  });
+  stack = await startRetryStack("result-drop");
 });
 
 afterAll(async () => {
-  await intake?.close();
-  await worker?.stop(2000);
-  await pipeline?.queue.obliterate({ force: true }).catch(() => undefined);
-  if (pipeline) await deleteKeys(pipeline.redis, prefix);
-  await pipeline?.close();
-  await api?.close();
-  await sandbox?.close();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  await stack?.close();
 });
 
 describe("dropping a corrected result file into inbox/", () => {
   it("retries the corrected failed row and pays it, refuses the paid row's change, touches nothing else", async () => {
+    const { api, pipeline, intake, dataDir } = stack;
     const tag = randomBytes(4).toString("hex");
     const [failing, paid, untouched] = ["F", "P", "U"].map((x) => `RD${tag}-${x}`) as [
       string,
@@ -200,6 +161,7 @@ describe("dropping a corrected result file into inbox/", () => {
   });
 
   it("refuses a result file whose name carries no batch this service knows, paying nothing", async () => {
+    const { intake } = stack;
     const header = [
       "reference,from_account,to_account,amount",
       "status,payment_id,payment_status,debit_usd,fx_rate,error_code,error_message,attempt,idempotency_key,updated_at",
