@@ -7,7 +7,9 @@
  *   <p>:dup:d<day>:n                   string  rows recorded that day
  *   <p>:dup:d<day>:<level>:<bucket>    hash    16 hex digits of the payment key → its rows of that day,
  *                                              one line each: `<batchId> TAB <rowNumber> TAB <reference>`
- *   <p>:dup:d<day>:at                  hash    batchId → when it was submitted (ms)
+ *   <p>:dup:d<day>:at                  hash    batchId → when it was submitted (ms); a line counts only
+ *                                              while its batch is here, so a sheet that did not become
+ *                                              its batch is taken back by one HDEL
  *   <p>:dup:built                      string  the ISO time the index was last rebuilt from the archive
  *
  * A day's keys expire a day after the window has passed over it. Two payment keys that share their 16
@@ -36,9 +38,23 @@ import { type DuplicateMatch, paymentKeyOf } from "./possible-duplicates.js";
 /** Rows written or looked up per script call. */
 const CHUNK = 500;
 
-/** What validation asks the index: the earlier rows of each payment key (keys not found are absent). */
+/** A valid row of a sheet being validated, with its payment key (computed once, by the sheet's pass). */
+export interface LookedUpRow {
+  row: IndexedRow;
+  paymentKey: string;
+  /** An earlier row of the same sheet pays the same. */
+  earlierInSheet: boolean;
+}
+
+/** What validation asks the index: the rows of recent batches that pay what each row pays, by payment key. */
 export interface DuplicateLookup {
-  find(paymentKeys: readonly string[]): Promise<Map<string, DuplicateMatch[]>>;
+  matches(rows: readonly LookedUpRow[]): Promise<Map<string, DuplicateMatch[]>>;
+}
+
+/** A lookup that records the rows it is asked about under the batch the sheet is about to become. */
+export interface DuplicateClaim extends DuplicateLookup {
+  /** Hides the claimed rows again: the sheet did not become this batch (refused, a dry run, resumed). */
+  release(): Promise<void>;
 }
 
 export interface DuplicateIndexOptions {
@@ -70,8 +86,13 @@ function placeOf(paymentKey: string): [field: string, hash: number] {
 /** The index's scripts (./lua/, each file saying its KEYS and ARGV), over day buckets. */
 const RECORD = luaScript(new URL("./lua/record-rows.lua", import.meta.url), DAY_BUCKET_CONSTANTS);
 const FIND = luaScript(new URL("./lua/find-rows.lua", import.meta.url), DAY_BUCKET_CONSTANTS);
+const CLAIM = luaScript(new URL("./lua/claim-rows.lua", import.meta.url), DAY_BUCKET_CONSTANTS);
 
-export class DuplicateIndex implements DuplicateLookup {
+/** A row's line in a field's value. */
+const lineOf = (batchId: string, row: IndexedRow) =>
+  `${batchId}\t${row.rowNumber}\t${escapeReference(row.reference ?? "")}`;
+
+export class DuplicateIndex {
   private readonly windowMs: number;
   private readonly now: () => number;
   private readonly base: string;
@@ -101,14 +122,13 @@ export class DuplicateIndex implements DuplicateLookup {
     if (!Number.isFinite(at) || at <= this.now() - this.windowMs) return 0;
     const day = dayOf(at);
     const keys = [dayCountKey(this.base, day)];
-    // The day's keys outlive the window's passing over its last moment by a day.
-    const ttl = Math.ceil(((day + 1) * DAY_MS + this.windowMs + DAY_MS - this.now()) / 1000);
+    const ttl = this.ttlOf(day);
     let args: (string | number)[] = [ttl, batchId, at];
     let recorded = 0;
     for await (const row of rows) {
       recorded++;
       const [field, hash] = placeOf(paymentKeyOf(row));
-      args.push(field, hash, `${batchId}	${row.rowNumber}	${escapeReference(row.reference ?? "")}`);
+      args.push(field, hash, lineOf(batchId, row));
       if (args.length >= 3 + CHUNK * 3) {
         await RECORD.run(this.options.redis, keys, args);
         args = [ttl, batchId, at];
@@ -122,10 +142,7 @@ export class DuplicateIndex implements DuplicateLookup {
     await this.ensureBuilt();
     const found = new Map<string, DuplicateMatch[]>();
     const since = this.now() - this.windowMs;
-    const today = dayOf(this.now());
-    const keys = Array.from({ length: dayOf(this.windowMs) + 2 }, (_, i) =>
-      dayCountKey(this.base, today - i),
-    );
+    const keys = this.windowKeys();
     for (let i = 0; i < paymentKeys.length; i += CHUNK) {
       const chunk = paymentKeys.slice(i, i + CHUNK);
       const args: (string | number)[] = [since];
@@ -137,6 +154,58 @@ export class DuplicateIndex implements DuplicateLookup {
       }
     }
     return found;
+  }
+
+  /**
+   * The lookup of a sheet about to become batch `batchId`: each chunk of rows is looked up and recorded
+   * in one script, so of two sheets paying the same money taken at once the later one sees the
+   * earlier's rows. A row is recorded when it is to be paid as it stands (nothing else pays the same,
+   * or `confirmed`: a person confirmed possible duplicates). Its time in the index is the claim's.
+   */
+  claimFor(batchId: string, confirmed: boolean): DuplicateClaim {
+    const at = this.now();
+    const day = dayOf(at);
+    const dayKey = dayCountKey(this.base, day);
+    return {
+      matches: async (rows) => {
+        await this.ensureBuilt();
+        const found = new Map<string, DuplicateMatch[]>();
+        const keys = [dayKey, ...this.windowKeys().filter((k) => k !== dayKey)];
+        for (let i = 0; i < rows.length; i += CHUNK) {
+          const chunk = rows.slice(i, i + CHUNK);
+          const args: (string | number)[] = [
+            this.now() - this.windowMs,
+            this.ttlOf(day),
+            batchId,
+            at,
+            confirmed ? 1 : 0,
+          ];
+          for (const { row, paymentKey, earlierInSheet } of chunk) {
+            args.push(...placeOf(paymentKey), lineOf(batchId, row), earlierInSheet ? 1 : 0);
+          }
+          const answer = (await CLAIM.run(this.options.redis, keys, args)) as string[][];
+          for (const [k, { paymentKey }] of chunk.entries()) {
+            const list = answer[k] ?? [];
+            if (list.length > 0) found.set(paymentKey, await this.matchesOf(list));
+          }
+        }
+        return found;
+      },
+      release: async () => {
+        await this.options.redis.hdel(`${dayKey.slice(0, -2)}:at`, batchId);
+      },
+    };
+  }
+
+  /** The count keys of the window's days, newest first. */
+  private windowKeys(): string[] {
+    const today = dayOf(this.now());
+    return Array.from({ length: dayOf(this.windowMs) + 2 }, (_, i) => dayCountKey(this.base, today - i));
+  }
+
+  /** How long a day's keys live on (s): a day past the window's passing over the day's last moment. */
+  private ttlOf(day: number): number {
+    return Math.ceil(((day + 1) * DAY_MS + this.windowMs + DAY_MS - this.now()) / 1000);
   }
 
   /** The matches of one key from the script's answer: lines, each followed by its batch's time. */

@@ -4,10 +4,12 @@
  * reference. The checks are pure; the cross-batch index (Redis, rebuilt from the archive) is the I/O.
  */
 export {
+  type DuplicateClaim,
   DuplicateIndex,
   type DuplicateIndexOptions,
   type DuplicateLookup,
   type IndexedRow,
+  type LookedUpRow,
 } from "./duplicate-index.js";
 export { type FirstUse, FirstUseIndex } from "./first-use-index.js";
 export {

@@ -331,9 +331,12 @@ async function* flagPossibleDuplicates(
   const flush = async function* (): AsyncGenerator<ValidatedRow> {
     const waiting = chunk;
     chunk = [];
-    const keys = new Set<string>();
-    for (const { paymentKey } of waiting) if (paymentKey) keys.add(paymentKey);
-    const earlierBatches = ctx.index && keys.size > 0 ? await ctx.index.find([...keys]) : undefined;
+    const asked = waiting.flatMap(({ validated, paymentKey, earlier }) =>
+      validated.instruction && paymentKey
+        ? [{ row: validated.instruction, paymentKey, earlierInSheet: earlier !== undefined }]
+        : [],
+    );
+    const earlierBatches = ctx.index && asked.length > 0 ? await ctx.index.matches(asked) : undefined;
     for (const { validated, paymentKey, earlier } of waiting) {
       const instruction = validated.instruction;
       if (!instruction || !paymentKey) {

@@ -25,7 +25,7 @@ import {
   type SheetLayout,
   type SourceValues,
 } from "../batches/index.js";
-import type { DuplicateIndex, DuplicateLookup } from "../duplicates/index.js";
+import type { DuplicateLookup } from "../duplicates/index.js";
 import {
   type DeclaredTotals,
   defaultReportPath,
@@ -98,7 +98,11 @@ export async function submitSheet(options: SubmitSheetOptions): Promise<SubmitSh
   // The cross-batch check and the audit of a confirmation need Redis before the batch is recorded.
   const pipeline =
     options.pipeline.open ?? (windowDays > 0 || allow ? openPipeline(options.pipeline) : undefined);
-  const duplicates = windowDays > 0 ? pipeline?.duplicates : undefined;
+  const batchId = newBatchId();
+  // Rows are recorded in the index as they are looked up, under the batch the sheet is about to
+  // become, so a sheet taken at the same time sees them; taken back unless the sheet becomes it.
+  const claim = windowDays > 0 ? pipeline?.duplicates?.claimFor(batchId, allow) : undefined;
+  let claimed = false;
   try {
     const validation = await validateSheet(sheetPath, {
       api: options.api,
@@ -106,14 +110,11 @@ export async function submitSheet(options: SubmitSheetOptions): Promise<SubmitSh
       ...(options.declared ? { declared: options.declared } : {}),
       duplicates: {
         index:
-          duplicates && pipeline
-            ? await otherFilesOnly(duplicates, pipeline, options.dataDir, fileSha256)
-            : undefined,
+          claim && pipeline ? await otherFilesOnly(claim, pipeline, options.dataDir, fileSha256) : undefined,
         allow,
       },
     });
     const layout = layoutOf(validation.header);
-    const batchId = newBatchId();
     // Scratch files have a folder of their own: finding abandoned ones lists it on every submission,
     // and the archive beside it holds a file for every batch ever submitted.
     const staging = await RowStaging.create(
@@ -126,14 +127,19 @@ export async function submitSheet(options: SubmitSheetOptions): Promise<SubmitSh
         { sheetPath, fileSha256, validation, layout, batchId, staging },
       );
       if (outcome.kind === "submitted" && !outcome.resumed && pipeline) {
-        await afterSubmission(pipeline, options, outcome, { duplicates, staging });
+        claimed = outcome.batchId === batchId;
+        await afterSubmission(pipeline, options, outcome);
       }
       return outcome;
     } finally {
       await staging.remove();
     }
   } finally {
-    if (pipeline && pipeline !== options.pipeline.open) await pipeline.close();
+    try {
+      if (!claimed) await claim?.release();
+    } finally {
+      if (pipeline && pipeline !== options.pipeline.open) await pipeline.close();
+    }
   }
 }
 
@@ -154,8 +160,8 @@ async function otherFilesOnly(
   );
   if (own.size === 0) return index;
   return {
-    find: async (keys) => {
-      const found = await index.find(keys);
+    matches: async (rows) => {
+      const found = await index.matches(rows);
       for (const [key, matches] of found) {
         const others = matches.filter((m) => m.batchId === undefined || !own.has(m.batchId));
         if (others.length > 0) found.set(key, others);
@@ -166,15 +172,12 @@ async function otherFilesOnly(
   };
 }
 
-/** The batch's rows go into the duplicate index, and a confirmation of possible duplicates is audited. */
+/** A confirmation of possible duplicates is audited (the batch's rows are in the index by its claim). */
 async function afterSubmission(
   pipeline: Pipeline,
   options: SubmitSheetOptions,
   outcome: Extract<SubmitSheetOutcome, { kind: "submitted" }>,
-  done: { duplicates: DuplicateIndex | undefined; staging: RowStaging },
 ): Promise<void> {
-  const batch = await pipeline.store.getBatch(outcome.batchId);
-  await done.duplicates?.record(outcome.batchId, batch?.createdAt ?? Date.now(), done.staging.rows());
   if (outcome.possibleDuplicates === 0) return;
   const by = options.submittedBy ?? cliIdentity();
   await new AuditTrail(pipeline.redis, pipeline.prefix).record({
