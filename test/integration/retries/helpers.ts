@@ -78,6 +78,8 @@ export interface RetryStack {
   sandbox: RunningSandbox;
   api: PayoutsClient;
   pipeline: Pipeline;
+  /** The settings the pipeline, the worker and the folder were started with. */
+  settings: PipelineSettings;
   intake: SheetIntake;
   dataDir: string;
   prefix: string;
@@ -110,6 +112,7 @@ export async function startRetryStack(
     sandbox,
     api,
     pipeline,
+    settings: pipelineSettings,
     intake,
     dataDir,
     prefix,
