@@ -164,30 +164,13 @@ export class DuplicateIndex {
    */
   claimFor(batchId: string, confirmed: boolean): DuplicateClaim {
     const at = this.now();
-    const day = dayOf(at);
-    const dayKey = dayCountKey(this.base, day);
+    const dayKey = dayCountKey(this.base, dayOf(at));
     return {
       matches: async (rows) => {
-        await this.ensureBuilt();
         const found = new Map<string, DuplicateMatch[]>();
-        const keys = [dayKey, ...this.windowKeys().filter((k) => k !== dayKey)];
-        for (let i = 0; i < rows.length; i += CHUNK) {
-          const chunk = rows.slice(i, i + CHUNK);
-          const args: (string | number)[] = [
-            this.now() - this.windowMs,
-            this.ttlOf(day),
-            batchId,
-            at,
-            confirmed ? 1 : 0,
-          ];
-          for (const { row, paymentKey, earlierInSheet } of chunk) {
-            args.push(...placeOf(paymentKey), lineOf(batchId, row), earlierInSheet ? 1 : 0);
-          }
-          const answer = (await CLAIM.run(this.options.redis, keys, args)) as string[][];
-          for (const [k, { paymentKey }] of chunk.entries()) {
-            const list = answer[k] ?? [];
-            if (list.length > 0) found.set(paymentKey, await this.matchesOf(list));
-          }
+        const matches = await this.claim({ batchId, at, confirmed, own: "batch" }, rows);
+        for (const [i, { paymentKey }] of rows.entries()) {
+          if (matches[i]?.length) found.set(paymentKey, matches[i]);
         }
         return found;
       },
@@ -195,6 +178,51 @@ export class DuplicateIndex {
         await this.options.redis.hdel(`${dayKey.slice(0, -2)}:at`, batchId);
       },
     };
+  }
+
+  /**
+   * Corrected rows of batch `batchId` (submitted `submittedAt`), looked up and recorded in one script
+   * like a sheet's ({@link claimFor}), each leaving out only itself: the batch's other rows count.
+   * Recorded under the batch's day and time, or now for a batch older than the window (the corrected
+   * payment is made now). Returns each row's matches, in the rows' order.
+   */
+  claimCorrections(
+    batchId: string,
+    submittedAt: string,
+    rows: readonly LookedUpRow[],
+    confirmed: boolean,
+  ): Promise<DuplicateMatch[][]> {
+    const submitted = Date.parse(submittedAt);
+    const at = submitted > this.now() - this.windowMs ? submitted : this.now();
+    return this.claim({ batchId, at, confirmed, own: "row" }, rows);
+  }
+
+  private async claim(
+    how: { batchId: string; at: number; confirmed: boolean; own: "batch" | "row" },
+    rows: readonly LookedUpRow[],
+  ): Promise<DuplicateMatch[][]> {
+    await this.ensureBuilt();
+    const found: DuplicateMatch[][] = [];
+    const day = dayOf(how.at);
+    const dayKey = dayCountKey(this.base, day);
+    const keys = [dayKey, ...this.windowKeys().filter((k) => k !== dayKey)];
+    for (let i = 0; i < rows.length; i += CHUNK) {
+      const chunk = rows.slice(i, i + CHUNK);
+      const args: (string | number)[] = [
+        this.now() - this.windowMs,
+        this.ttlOf(day),
+        how.batchId,
+        how.at,
+        how.confirmed ? 1 : 0,
+        how.own,
+      ];
+      for (const { row, paymentKey, earlierInSheet } of chunk) {
+        args.push(...placeOf(paymentKey), lineOf(how.batchId, row), earlierInSheet ? 1 : 0);
+      }
+      const answer = (await CLAIM.run(this.options.redis, keys, args)) as string[][];
+      for (const k of chunk.keys()) found.push(await this.matchesOf(answer[k] ?? []));
+    }
+    return found;
   }
 
   /** The count keys of the window's days, newest first. */

@@ -49,30 +49,36 @@ export async function checkCorrectionDuplicates(
     .filter((c) => c.key !== paymentKeyOf(c.row.instruction));
   if (moved.length === 0) return answer;
 
-  const found = index ? await index.find([...new Set(moved.map((c) => c.key))]) : new Map();
+  // Looked up and recorded in one step: of two corrections (or a correction and a sheet) paying the
+  // same money at the same time, the later sees the earlier. Without an index, only the rows
+  // corrected together are held against each other.
   const firstOfKey = new Map<string, RowRecord>();
-  const letThrough: PayoutInstruction[] = [];
-  for (const c of moved) {
-    // The row itself (its earlier values, or this very correction recorded before) is no duplicate.
-    const matches: DuplicateMatch[] = ((found.get(c.key) ?? []) as DuplicateMatch[]).filter(
-      (m) => !(m.batchId === batch.id && m.rowNumber === c.row.rowNumber),
-    );
-    const sibling = firstOfKey.get(c.key);
-    if (sibling) {
-      matches.unshift({
+  const asked = moved.map((c) => {
+    const earlier = firstOfKey.get(c.key);
+    if (!earlier) firstOfKey.set(c.key, c.row);
+    return { ...c, earlier };
+  });
+  const found = index
+    ? await index.claimCorrections(
+        batch.id,
+        batch.createdAt,
+        asked.map((c) => ({ row: c.instruction, paymentKey: c.key, earlierInSheet: false })),
+        allow,
+      )
+    : [];
+  for (const [i, c] of asked.entries()) {
+    const matches = [...(found[i] ?? [])];
+    if (!index && c.earlier) {
+      matches.push({
         batchId: batch.id,
-        rowNumber: sibling.rowNumber,
-        reference: sibling.instruction.reference,
+        rowNumber: c.earlier.rowNumber,
+        reference: c.earlier.instruction.reference,
       });
-    } else firstOfKey.set(c.key, c.row);
-    if (matches.length > 0 && !allow) {
-      answer.refused.set(c.row.rowKey, refusal(c.instruction, matches));
-      continue;
     }
-    if (matches.length > 0) answer.confirmed.push(c.row.rowNumber);
-    letThrough.push(c.instruction);
+    if (matches.length === 0) continue;
+    if (allow) answer.confirmed.push(c.row.rowNumber);
+    else answer.refused.set(c.row.rowKey, refusal(c.instruction, matches));
   }
-  if (index && letThrough.length > 0) await index.record(batch.id, batch.createdAt, letThrough);
   return answer;
 }
 

@@ -13,8 +13,9 @@ local function submitted_at(d, batch)
   return known
 end
 
--- A field's lines in every day of KEYS of batches submitted after `since` (ms), but `skip`'s: a list
--- of each line followed by its batch's submission time.
+-- A field's lines in every day of KEYS of batches submitted after `since` (ms), but those starting
+-- with `skip` (a batch's `<batchId> TAB`, or one row's `<batchId> TAB <rowNumber> TAB`): a list of
+-- each line followed by its batch's submission time.
 local function lines_of(field, hash, since, skip)
   local found = {}
   for d = 1, #KEYS do
@@ -22,9 +23,8 @@ local function lines_of(field, hash, since, skip)
       local value = redis.call('HGET', bucket(d, k, hash), field)
       if value then
         for line in string.gmatch(value, '[^\n]+') do
-          local batch = string.match(line, '^[^\t]*')
-          if batch ~= skip then
-            local at = submitted_at(d, batch)
+          if not skip or string.sub(line, 1, #skip) ~= skip then
+            local at = submitted_at(d, string.match(line, '^[^\t]*'))
             if at and tonumber(at) > since then
               found[#found + 1] = line
               found[#found + 1] = at

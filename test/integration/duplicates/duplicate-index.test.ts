@@ -159,4 +159,27 @@ describe("the duplicate index", () => {
     expect(encodings).toEqual(new Set(["listpack"]));
     expect(bytes / 20_000).toBeLessThan(100);
   });
+
+  it("claims corrected rows of a batch older than the window at the time of the correction, losing nothing", async () => {
+    const clock = { now: Date.parse("2026-11-20T10:00:00Z") };
+    const { index } = indexAt(clock, "dup-claim-old");
+    await index.record("b_recent", clock.now - DAY, [row(1)]);
+    const looked = (r: IndexedRow) => ({ row: r, paymentKey: paymentKeyOf(r), earlierInSheet: false });
+    // A row of a 40-day-old batch corrected to what b_recent's row 2 pays, and one to new money.
+    const old = new Date(clock.now - 40 * DAY).toISOString();
+    const [same, fresh] = await index.claimCorrections(
+      "b_old",
+      old,
+      [looked(row(1, { rowNumber: 7, rowKey: "OLD-7", reference: "OLD-7" })), looked(row(50))],
+      false,
+    );
+    expect(same?.map((m) => [m.batchId, m.rowNumber])).toEqual([["b_recent", 2]]);
+    expect(fresh).toEqual([]);
+    // The new money counts from now, and b_recent's row is still there.
+    const found = await index.find([paymentKeyOf(row(50)), paymentKeyOf(row(1))]);
+    expect(found.get(paymentKeyOf(row(50)))?.map((m) => [m.batchId, m.rowNumber, m.at])).toEqual([
+      ["b_old", 51, new Date(clock.now).toISOString()],
+    ]);
+    expect(found.get(paymentKeyOf(row(1)))?.map((m) => m.batchId)).toEqual(["b_recent"]);
+  });
 });
