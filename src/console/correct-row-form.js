@@ -15,6 +15,12 @@ function field(id, label, input) {
 export function correctRowForm(batchId, r, onDone) {
   if (!may("rows.retry") || !CORRECTABLE.has(r.state)) return null;
   const result = el("p", { id: "correct-result", role: "status" });
+  const submit = el("button", { type: "submit", id: "correct-submit" }, "Correct and retry");
+  let sending = false;
+  const sent = () => {
+    sending = false;
+    submit.removeAttribute("aria-disabled");
+  };
   const form = el(
     "form",
     {
@@ -23,6 +29,7 @@ export function correctRowForm(batchId, r, onDone) {
       "aria-labelledby": "correct-title",
       onsubmit: async (e) => {
         e.preventDefault();
+        if (sending) return;
         const json = {};
         for (const name of ["amount", "to_account", "delivery"]) {
           const value = $(`correct-${name}`).value.trim();
@@ -32,8 +39,15 @@ export function correctRowForm(batchId, r, onDone) {
           say("Give a new amount, payee or delivery first.", true);
           return;
         }
+        // The answer can take a while (the row is checked with the service, which a running batch keeps
+        // busy): say that it is on its way, and send no second correction of the row meanwhile (marked
+        // aria-disabled, not disabled, so that the focus stays on the button).
+        sending = true;
+        submit.setAttribute("aria-disabled", "true");
+        result.replaceChildren(`Correcting row ${r.row}… the outcome shows here.`);
+        let answer;
         try {
-          const answer = await api(
+          answer = await api(
             `/api/v1/batches/${encodeURIComponent(batchId)}/rows/${encodeURIComponent(r.row)}/correct`,
             { method: "POST", json },
           );
@@ -63,9 +77,20 @@ export function correctRowForm(batchId, r, onDone) {
               : `Row ${r.row}: ${answer.outcome === "held" ? "held for approval" : answer.outcome}.`,
             answer.outcome === "refused",
           );
+          // Answered: the form takes a next correction while the page reads the batch again.
+          sent();
           if (answer.outcome !== "refused") await onDone?.();
         } catch (err) {
+          // Refused by the server (a 4xx), nothing was corrected; with no answer at all, the outcome is
+          // unknown: the row's history says.
+          if (!answer)
+            result.replaceChildren(
+              el("strong", {}, err.status < 500 ? "Not corrected" : "Outcome unknown"),
+              `: ${err.message}`,
+            );
           say(err.message, true);
+        } finally {
+          sent();
         }
       },
     },
@@ -106,7 +131,7 @@ export function correctRowForm(batchId, r, onDone) {
         placeholder: "unchanged (e.g. same-day-ach)",
       }),
     ),
-    el("button", { type: "submit", id: "correct-submit" }, "Correct and retry"),
+    submit,
     result,
   );
   return form;

@@ -1,0 +1,163 @@
+/**
+ * A failed row corrected while its batch is still sending, in Debian's Chromium: the batch page keeps
+ * refreshing (progress on every event, the rows table every few seconds) while an operator reads a
+ * failed row's details and types a correction, then sends it and waits for its outcome. Every refresh
+ * leaves the details, the typed values and the outcome in place; while the answer is slow to come (a
+ * running batch keeps the service and the server busy: 31.6 s was seen at 20,000 rows; here the browser
+ * holds the request), the form says the correction is on its way and sends no second one; the outcome,
+ * once there, stays across later refreshes. Screenshots in test/browser/screenshots/.
+ */
+import path from "node:path";
+import type { BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type ApiStack,
+  callApi,
+  type Json,
+  startApiStack,
+  until,
+  uploadSheet,
+} from "../support/api-stack.js";
+import { launchChromium, SHOTS, screenshot } from "../support/browser.js";
+
+const ROWS = 600;
+let stack: ApiStack;
+let browser: BrowserContext;
+let page: Page;
+let token: string;
+
+const call = (method: string, route: string, body?: unknown): Promise<{ status: number; json: Json }> =>
+  callApi(stack.server.url, token, method, route, body);
+
+beforeAll(async () => {
+  // One payment at a time against a slow service: the batch is sending for minutes, so the page
+  // refreshes all through the test.
+  stack = await startApiStack({
+    label: "row-details-refresh",
+    clock: { toInProgressMs: 50, toFinalMs: 50 },
+    concurrency: 1,
+    reconcile: { sweepEveryMs: 200, staleAfterMs: 100 },
+  });
+  token = (await stack.server.auth.createToken("feeder", "submitter", "test")).token;
+  await stack.server.auth.addUser("olga", "admin", "olga corrects 123");
+  ({ browser, page } = await launchChromium(path.join(stack.dir, "profile")));
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await stack?.close();
+}, 60_000);
+
+/** The page (full) and the row's details alone, which are far below the 50 rows of the table. */
+async function shots(name: string): Promise<void> {
+  await screenshot(page, name);
+  await page.locator("#row-detail").screenshot({ path: path.join(SHOTS, `${name}-details.png`) });
+}
+
+/** Times the rows table was drawn since {@link countRedraws} (each draw replaces the body's rows). */
+const redraws = async (): Promise<number> =>
+  Number(await page.locator("#rows tbody").getAttribute("data-test-redraws"));
+
+/** Counts the draws of the rows table from now on (the page's own script, as a string: no DOM types here). */
+async function countRedraws(): Promise<void> {
+  await page.evaluate(`(() => {
+    const body = document.querySelector("#rows tbody");
+    body.setAttribute("data-test-redraws", "0");
+    new MutationObserver(() =>
+      body.setAttribute("data-test-redraws", String(Number(body.getAttribute("data-test-redraws")) + 1)),
+    ).observe(body, { childList: true });
+  })()`);
+}
+
+/** Waits until the rows table was drawn `n` more times, the focus away from the rows (as a reader's). */
+async function waitForRedraws(n: number): Promise<void> {
+  await page.locator("#progress-title").click();
+  const from = await redraws();
+  await expect.poll(redraws, { timeout: 60_000, interval: 500 }).toBeGreaterThanOrEqual(from + n);
+}
+
+describe("a row's details while its batch is sending", () => {
+  it("keeps the details, the typed correction and its outcome across refreshes", {
+    timeout: 240_000,
+  }, async () => {
+    // Row 2 fails at once (amounts ending in .13 fail at the sandbox); the other rows are paid.
+    const lines = [
+      "reference,from_account,to_account,amount,currency",
+      "RDR-1,ops-checking,vendor-ach,5.13,USD",
+    ];
+    for (let i = 2; i <= ROWS; i++)
+      lines.push(`RDR-${i},ops-checking,vendor-ach,${(10 + i / 100).toFixed(2)},USD`);
+    stack.sandbox.setFaults({ latencyMs: 100 });
+    const up = await uploadSheet(stack.server.url, token, "sending.csv", `${lines.join("\n")}\n`);
+    expect(up.status).toBe(201);
+    const made = await call("POST", "/api/v1/batches", { sheetId: up.json.id });
+    expect(made.status).toBe(201);
+    const batchId = made.json.id as string;
+    await until(
+      "row 2 to fail",
+      async () => (await call("GET", `/api/v1/batches/${batchId}/rows/2`)).json.state === "failed",
+      60_000,
+    );
+
+    await page.goto(`${stack.server.url}/#/batches/${batchId}`);
+    await page.waitForURL(/\/login/);
+    await page.getByLabel("User name").fill("olga");
+    await page.getByLabel("Password").fill("olga corrects 123");
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.locator("#rows tbody tr[data-row='2'][data-state='failed']").waitFor();
+    await countRedraws();
+
+    // The operator opens the failed row from the table and types a correction.
+    await page.getByRole("link", { name: "Details of row 2", exact: true }).click();
+    await page.locator("#correct-form").waitFor();
+    await page.locator("#row-detail section").evaluate((s) => s.setAttribute("data-test-mark", "opened"));
+    await page.getByLabel("New amount").fill("5.10");
+    await page.getByLabel("New payee account").fill("vendor-ach-2");
+
+    // Several refreshes while it is open: progress moves, the rows are drawn again, the details stay.
+    const doneBefore = Number(await page.locator("progress").getAttribute("value"));
+    await waitForRedraws(3);
+    expect(Number(await page.locator("progress").getAttribute("value"))).toBeGreaterThan(doneBefore);
+    expect(await page.locator("#row-detail section").getAttribute("data-test-mark")).toBe("opened");
+    expect(await page.getByLabel("New amount").inputValue()).toBe("5.10");
+    expect(await page.getByLabel("New payee account").inputValue()).toBe("vendor-ach-2");
+    await shots("row-details-01-typed-while-sending");
+
+    // The answer takes a while (a large batch keeps the service and the server busy: 31.6 s was seen):
+    // here the browser holds the request until the test has looked. Meanwhile the form says the
+    // correction is on its way and sends no second one.
+    const corrections: string[] = [];
+    let release = (): void => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route("**/rows/2/correct", async (route) => {
+      corrections.push(route.request().method());
+      await held;
+      await route.continue();
+    });
+    await page.getByRole("button", { name: "Correct and retry" }).click();
+    expect(await page.locator("#correct-result").textContent()).toContain("Correcting row 2");
+    expect(await page.locator("#correct-submit").getAttribute("aria-disabled")).toBe("true");
+    // An impatient second click (forced: the button says it is disabled, a person can still click it).
+    await page.getByRole("button", { name: "Correct and retry" }).click({ force: true });
+    await shots("row-details-02-correcting");
+    await expect.poll(() => corrections).toEqual(["POST"]);
+    release();
+    await expect
+      .poll(() => page.locator("#correct-result").textContent(), { timeout: 120_000, interval: 250 })
+      .toContain("Retried");
+    const outcome = (await page.locator("#correct-result").textContent()) ?? "";
+    expect(outcome).toContain("amount 5.13 → 5.10");
+    expect(outcome).toContain("to_account vendor-ach → vendor-ach-2");
+    expect(corrections).toEqual(["POST"]);
+    expect(await page.locator("#correct-submit").getAttribute("aria-disabled")).toBeNull();
+
+    // The outcome stays while the batch goes on sending and the page refreshes.
+    await waitForRedraws(3);
+    expect(await page.locator("#row-detail section").getAttribute("data-test-mark")).toBe("opened");
+    expect(await page.locator("#correct-result").textContent()).toBe(outcome);
+    expect((await call("GET", `/api/v1/batches/${batchId}`)).json.state).toBe("running");
+    await shots("row-details-03-retried-while-sending");
+  });
+});
