@@ -119,6 +119,12 @@ export interface TopUpOptions {
   waitForLockMs?: number;
   /** Top up only when at least this many jobs fit (default 1; finished jobs use a quarter window). */
   minRoom?: number;
+  /**
+   * One pass over the batches being fed, not again while room is left: for a caller a person waits on
+   * (a retry, a correction, an approval), which would otherwise feed the whole batch to fast workers
+   * before it answers. The workers' feed loop hands over the rest as jobs finish.
+   */
+  once?: boolean;
 }
 
 export class BatchFeeder {
@@ -175,7 +181,7 @@ export class BatchFeeder {
           room -= n;
         }
         total += fed;
-        if (fed === 0) return total;
+        if (fed === 0 || options.once) return total;
       }
     } finally {
       await RELEASE_LOCK.run(this.store.redis, [this.store.keys.feedLock], [token]);
@@ -286,7 +292,7 @@ export async function enqueueQueuedRows(
   const queued = await queuedRowCount(store, batch.id);
   const feeder = new BatchFeeder(store, enqueuer);
   await feeder.startFeed(batch.id, { restart: true });
-  await feeder.topUp({ waitForLockMs: FEED_LOCK_WAIT_MS });
+  await feeder.topUp({ waitForLockMs: FEED_LOCK_WAIT_MS, once: true });
   return queued;
 }
 

@@ -510,6 +510,20 @@ describe("the batch feed", () => {
     expect(await redis.sismember(store.keys.feeding, batchId)).toBe(0);
   });
 
+  it("an operator's retry hands over one window and leaves the rest to the workers' feed", async () => {
+    const rows = Array.from({ length: 30 }, () => instruction());
+    const batchId = await submitted(rows);
+    // Workers that take every job at once: a top-up that went on while room was left would hand the
+    // whole batch over before the person who retried got an answer.
+    const { jobs, enqueuer } = recordingEnqueuer();
+    const windowOfTen: RowEnqueuer = { ...enqueuer, window: 10 };
+    expect(await enqueueQueuedRows(store, windowOfTen, (await store.getBatch(batchId))!)).toBe(30);
+    expect(jobs).toHaveLength(10);
+    // The workers' feed loop hands over the rest.
+    await new BatchFeeder(store, windowOfTen).topUp();
+    expect(new Set(jobs.map((j) => j.rowKey))).toEqual(new Set(rows.map((r) => r.rowKey)));
+  });
+
   it("a feed restarted while a top-up hands rows over is not moved by that top-up: no row is skipped", async () => {
     const rows = Array.from({ length: 30 }, () => instruction());
     const batchId = await submitted(rows);
