@@ -703,54 +703,68 @@ async function showRow(rowNumber) {
       "section",
       { class: "card", "aria-labelledby": "row-title" },
       el("h2", { id: "row-title", tabindex: "-1" }, `Row ${r.row}${r.reference ? ` — ${r.reference}` : ""}`),
-      el(
-        "dl",
-        { class: "facts" },
-        el("dt", {}, "State"),
-        el("dd", {}, stateBadge(r.state), r.paymentStatus ? ` (payment ${r.paymentStatus})` : ""),
-        el("dt", {}, "Payee"),
-        el("dd", {}, r.payee ? `${r.payee.name ? `${r.payee.name}, ` : ""}${r.payee.account}` : "—"),
-        el("dt", {}, "Amount"),
-        el("dd", {}, money(r.amount, r.currency)),
-        el("dt", {}, "Payment"),
-        el("dd", {}, r.paymentId ?? "none yet"),
-        el("dt", {}, "Attempt"),
-        el("dd", {}, String(r.attempt ?? "")),
-        r.help
-          ? [
-              el("dt", {}, "What happened"),
-              el(
-                "dd",
-                {},
-                `${r.errorCode}: ${r.help.sentence}`,
-                r.errorMessage ? el("div", { class: "muted" }, `The service said: ${r.errorMessage}`) : null,
-              ),
-            ]
-          : null,
-        r.help ? [el("dt", {}, "What to do"), el("dd", {}, r.help.nextStep)] : null,
-        r.waitingFor ? [el("dt", {}, "Waiting for"), el("dd", {}, withTimes(r.waitingFor))] : null,
-      ),
-      el("h3", {}, "History"),
-      el(
-        "ol",
-        { id: "history-list" },
-        ...r.history.map((h) =>
-          el(
-            "li",
-            {},
-            timeEl(h.at),
-            `: ${h.from ?? "—"} → ${h.to} (attempt ${h.attempt})${h.note ? ` — ${h.note}` : ""}`,
-          ),
-        ),
-      ),
+      rowFacts(r),
       correctRowForm(view.id, r, async () => {
         await load(view.id);
         await loadRows(currentRoute().query);
+        // The row moved on (a new attempt, or held): its facts say so, above the outcome.
+        const now = await api(
+          `/api/v1/batches/${encodeURIComponent(view.id)}/rows/${encodeURIComponent(rowNumber)}`,
+        );
+        if ($("row-detail").dataset.row === String(rowNumber)) $("row-facts")?.replaceWith(rowFacts(now));
       }),
       el("p", {}, el("a", { href: href(["batches", view.id], back) }, "Back to the rows")),
     ),
   );
   $("row-title").focus();
+}
+
+/** A row's facts and history, drawn again after a correction (the form and its outcome stay). */
+function rowFacts(r) {
+  return el(
+    "div",
+    { id: "row-facts" },
+    el(
+      "dl",
+      { class: "facts" },
+      el("dt", {}, "State"),
+      el("dd", {}, stateBadge(r.state), r.paymentStatus ? ` (payment ${r.paymentStatus})` : ""),
+      el("dt", {}, "Payee"),
+      el("dd", {}, r.payee ? `${r.payee.name ? `${r.payee.name}, ` : ""}${r.payee.account}` : "—"),
+      el("dt", {}, "Amount"),
+      el("dd", {}, money(r.amount, r.currency)),
+      el("dt", {}, "Payment"),
+      el("dd", {}, r.paymentId ?? "none yet"),
+      el("dt", {}, "Attempt"),
+      el("dd", {}, String(r.attempt ?? "")),
+      r.help
+        ? [
+            el("dt", {}, "What happened"),
+            el(
+              "dd",
+              {},
+              `${r.errorCode}: ${r.help.sentence}`,
+              r.errorMessage ? el("div", { class: "muted" }, `The service said: ${r.errorMessage}`) : null,
+            ),
+          ]
+        : null,
+      r.help ? [el("dt", {}, "What to do"), el("dd", {}, r.help.nextStep)] : null,
+      r.waitingFor ? [el("dt", {}, "Waiting for"), el("dd", {}, withTimes(r.waitingFor))] : null,
+    ),
+    el("h3", {}, "History"),
+    el(
+      "ol",
+      { id: "history-list" },
+      ...r.history.map((h) =>
+        el(
+          "li",
+          {},
+          timeEl(h.at),
+          `: ${h.from ?? "—"} → ${h.to} (attempt ${h.attempt})${h.note ? ` — ${h.note}` : ""}`,
+        ),
+      ),
+    ),
+  );
 }
 
 // ---- the page ------------------------------------------------------------------------------------

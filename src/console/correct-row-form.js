@@ -16,6 +16,19 @@ export function correctRowForm(batchId, r, onDone) {
   if (!may("rows.retry") || !CORRECTABLE.has(r.state)) return null;
   const result = el("p", { id: "correct-result", role: "status" });
   const submit = el("button", { type: "submit", id: "correct-submit" }, "Correct and retry");
+  // Shown once the gate refused the correction as a possible duplicate: the operator looks at the row
+  // it names and confirms that both are meant to be paid (audited as batch.duplicates-confirmed).
+  const allowDuplicates = el("input", { type: "checkbox", id: "correct-allow-duplicates" });
+  const allowDuplicatesField = el(
+    "div",
+    { class: "field", id: "correct-allow-duplicates-field", hidden: true },
+    el(
+      "label",
+      { for: "correct-allow-duplicates" },
+      allowDuplicates,
+      " Pay possible duplicates: I checked the row it names, and both are meant to be paid",
+    ),
+  );
   let sending = false;
   const sent = () => {
     sending = false;
@@ -39,6 +52,7 @@ export function correctRowForm(batchId, r, onDone) {
           say("Give a new amount, payee or delivery first.", true);
           return;
         }
+        if (!allowDuplicatesField.hidden && allowDuplicates.checked) json.allowPossibleDuplicates = true;
         // The answer can take a while (the row is checked with the service, which a running batch keeps
         // busy): say that it is on its way, and send no second correction of the row meanwhile (marked
         // aria-disabled, not disabled, so that the focus stays on the button).
@@ -77,6 +91,9 @@ export function correctRowForm(batchId, r, onDone) {
               : `Row ${r.row}: ${answer.outcome === "held" ? "held for approval" : answer.outcome}.`,
             answer.outcome === "refused",
           );
+          if (answer.outcome === "refused" && answer.detail.includes("POSSIBLE_DUPLICATE")) {
+            allowDuplicatesField.hidden = false;
+          }
           // Answered: the form takes a next correction while the page reads the batch again.
           sent();
           if (answer.outcome !== "refused") await onDone?.();
@@ -131,6 +148,7 @@ export function correctRowForm(batchId, r, onDone) {
         placeholder: "unchanged (e.g. same-day-ach)",
       }),
     ),
+    allowDuplicatesField,
     submit,
     result,
   );

@@ -38,6 +38,8 @@ export interface ApiStackOptions {
   concurrency?: number;
   /** Also run the reconcile sweep, and register the server as the sandbox's webhook endpoint. */
   reconcile?: { sweepEveryMs: number; staleAfterMs: number };
+  /** PAYOUTS_DUPLICATE_WINDOW_DAYS of the server; default the test run's (0: the sheet only). */
+  duplicateWindowDays?: number;
 }
 
 export interface ApiStack {
@@ -76,6 +78,9 @@ export async function startApiStack(options: ApiStackOptions): Promise<ApiStack>
     client,
     dataDir: dir,
     ...(options.uploadLimitBytes !== undefined ? { uploadLimitBytes: options.uploadLimitBytes } : {}),
+    ...(options.duplicateWindowDays !== undefined
+      ? { duplicateWindowDays: options.duplicateWindowDays }
+      : {}),
     ...approval,
   });
   const api = { apiUrl: sandbox.url, apiKey: sandbox.apiKey, entityId: "me" };

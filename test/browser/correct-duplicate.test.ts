@@ -1,0 +1,128 @@
+/**
+ * A correction that would pay what another row pays, in a real browser (Debian's Chromium driven by
+ * playwright-core) against the real server, Redis and sandbox with the duplicate window on (30 days):
+ * an operator corrects a failed row to the money an earlier batch paid; the console says it is
+ * refused as a possible duplicate, naming that batch's row, and offers the confirmation; confirmed,
+ * the row is retried and paid, and the audit trail has the confirmation (docs/design.md §3.13).
+ */
+import path from "node:path";
+import type { BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { paymentsOfBatch } from "../integration/pipeline/helpers.js";
+import {
+  type ApiStack,
+  callApi,
+  type Json,
+  startApiStack,
+  until,
+  uploadSheet,
+} from "../support/api-stack.js";
+import { axeFindings } from "../support/axe.js";
+import { launchChromium, screenshot } from "../support/browser.js";
+
+let stack: ApiStack;
+let browser: BrowserContext;
+let page: Page;
+let token: string;
+
+const call = (method: string, route: string, body?: unknown): Promise<{ status: number; json: Json }> =>
+  callApi(stack.server.url, token, method, route, body);
+
+beforeAll(async () => {
+  stack = await startApiStack({
+    label: "correct-dup-browser",
+    clock: { toInProgressMs: 50, toFinalMs: 50 },
+    reconcile: { sweepEveryMs: 200, staleAfterMs: 100 },
+    duplicateWindowDays: 30,
+  });
+  // An admin's token: it submits, and reads the audit trail.
+  token = (await stack.server.auth.createToken("ops", "admin", "test")).token;
+  await stack.server.auth.addUser("olga", "admin", "olga corrects 123");
+  ({ browser, page } = await launchChromium(path.join(stack.dir, "profile")));
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await stack?.close();
+}, 60_000);
+
+/** Submits a one-row sheet and waits for its row to reach `state`. */
+async function batchOf(name: string, row: string, state: string): Promise<string> {
+  const up = await uploadSheet(
+    stack.server.url,
+    token,
+    name,
+    `reference,from_account,to_account,amount,currency\n${row}\n`,
+  );
+  expect(up.status).toBe(201);
+  const submitted = await call("POST", "/api/v1/batches", { sheetId: up.json.id });
+  expect(submitted.status, JSON.stringify(submitted.json)).toBe(201);
+  const batchId = submitted.json.id as string;
+  await until(
+    `row 2 of ${name} to be ${state}`,
+    async () =>
+      (await call("GET", `/api/v1/batches/${batchId}/rows/2`)).json.state === state ? true : undefined,
+    30_000,
+  );
+  return batchId;
+}
+
+describe("a correction that is a possible duplicate", () => {
+  it("is refused naming the other row, and paid once the operator confirms it", async () => {
+    const paid = await batchOf("paid.csv", "PAID-1,ops-checking,vendor-ach,41.27,USD", "completed");
+    const failing = await batchOf("failing.csv", "FIX-1,ops-checking,vendor-ach,5.13,USD", "failed");
+
+    await page.goto(`${stack.server.url}/#/batches/${failing}/rows/2`);
+    await page.waitForURL(/\/login/);
+    await page.getByLabel("User name").fill("olga");
+    await page.getByLabel("Password").fill("olga corrects 123");
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.locator("#correct-form").waitFor();
+    // Nothing to confirm until the gate says there is.
+    expect(await page.getByLabel(/Pay possible duplicates/).isVisible()).toBe(false);
+    await page.getByLabel("New amount").fill("41.27");
+    await page.getByRole("button", { name: "Correct and retry" }).click();
+    await expect
+      .poll(() => page.locator("#correct-result").textContent(), { timeout: 30_000 })
+      .toContain("Refused");
+    const refused = (await page.locator("#correct-result").textContent()) ?? "";
+    expect(refused).toContain("POSSIBLE_DUPLICATE");
+    expect(refused).toContain(`row 2 (reference PAID-1) of batch ${paid}`);
+    expect(await call("GET", `/api/v1/batches/${failing}/rows/2`)).toMatchObject({
+      json: { state: "failed", attempt: 1 },
+    });
+    const confirm = page.getByLabel(/Pay possible duplicates/);
+    await confirm.waitFor();
+    expect(await axeFindings(page)).toEqual([]);
+    await screenshot(page, "correct-duplicate-01-refused");
+
+    await confirm.check();
+    await page.getByRole("button", { name: "Correct and retry" }).click();
+    await expect
+      .poll(() => page.locator("#correct-result").textContent(), { timeout: 30_000 })
+      .toContain("Retried");
+    // The row's details follow it to its new attempt, above the outcome.
+    await expect.poll(() => page.locator("#row-facts").textContent()).toMatch(/USD\s41\.27/);
+    expect(await page.locator("#row-facts dl").textContent()).toMatch(/Attempt\s*2/);
+    expect(await page.locator("#correct-result").textContent()).toContain("Retried");
+    await screenshot(page, "correct-duplicate-02-retried");
+    await until(
+      "the confirmed row to be paid",
+      async () => {
+        const r = (await call("GET", `/api/v1/batches/${failing}/rows/2`)).json;
+        return r.attempt === 2 && r.state === "completed" ? r : undefined;
+      },
+      30_000,
+    );
+    expect((await paymentsOfBatch(stack.client, failing)).map((p) => [p.externalId, p.amount])).toEqual(
+      expect.arrayContaining([["FIX-1-r2", 4127]]),
+    );
+    const audit = await call("GET", `/api/v1/audit?batch=${failing}&action=batch.duplicates-confirmed`);
+    expect(audit.json.data).toEqual([
+      expect.objectContaining({
+        actor: expect.objectContaining({ name: "olga" }),
+        detail: expect.objectContaining({ rows: [2] }),
+      }),
+    ]);
+  }, 180_000);
+});
