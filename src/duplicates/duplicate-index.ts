@@ -119,7 +119,19 @@ export class DuplicateIndex implements DuplicateLookup {
   }
 
   async find(paymentKeys: readonly string[]): Promise<Map<string, DuplicateMatch[]>> {
+    // The marker is read in the same round trip as the lookup; only when it is missing (Redis lost the
+    // index) is the index rebuilt from the archive and the lookup made again.
+    const [built, found] = await Promise.all([this.isBuilt(), this.lookUp(paymentKeys)]);
+    if (built) return found;
     await this.ensureBuilt();
+    return this.lookUp(paymentKeys);
+  }
+
+  private async isBuilt(): Promise<boolean> {
+    return (await this.options.redis.exists(this.markerKey)) === 1;
+  }
+
+  private async lookUp(paymentKeys: readonly string[]): Promise<Map<string, DuplicateMatch[]>> {
     const found = new Map<string, DuplicateMatch[]>();
     const since = this.now() - this.windowMs;
     const today = dayOf(this.now());
@@ -160,7 +172,7 @@ export class DuplicateIndex implements DuplicateLookup {
 
   /** Rebuilds the index from the archive when its marker is missing; once per process at a time. */
   async ensureBuilt(): Promise<void> {
-    if ((await this.options.redis.exists(this.markerKey)) === 1) return;
+    if (await this.isBuilt()) return;
     this.built ??= this.rebuild().finally(() => {
       this.built = undefined;
     });

@@ -121,12 +121,12 @@ export async function submitSheet(options: SubmitSheetOptions): Promise<SubmitSh
     );
     try {
       const settings = pipeline ? { ...options.pipeline, open: pipeline } : options.pipeline;
-      const outcome = await validateAndSubmit(
+      const { outcome, createdAt } = await validateAndSubmit(
         { ...options, pipeline: settings },
         { sheetPath, fileSha256, validation, layout, batchId, staging },
       );
       if (outcome.kind === "submitted" && !outcome.resumed && pipeline) {
-        await afterSubmission(pipeline, options, outcome, { duplicates, staging });
+        await afterSubmission(pipeline, options, outcome, { duplicates, staging, createdAt });
       }
       return outcome;
     } finally {
@@ -171,10 +171,11 @@ async function afterSubmission(
   pipeline: Pipeline,
   options: SubmitSheetOptions,
   outcome: Extract<SubmitSheetOutcome, { kind: "submitted" }>,
-  done: { duplicates: DuplicateIndex | undefined; staging: RowStaging },
+  done: { duplicates: DuplicateIndex | undefined; staging: RowStaging; createdAt: string | undefined },
 ): Promise<void> {
-  const batch = await pipeline.store.getBatch(outcome.batchId);
-  await done.duplicates?.record(outcome.batchId, batch?.createdAt ?? Date.now(), done.staging.rows());
+  // The batch's record time, as submission recorded it (read back only if it was not told).
+  const createdAt = done.createdAt ?? (await pipeline.store.getBatch(outcome.batchId))?.createdAt;
+  await done.duplicates?.record(outcome.batchId, createdAt ?? Date.now(), done.staging.rows());
   if (outcome.possibleDuplicates === 0) return;
   const by = options.submittedBy ?? cliIdentity();
   await new AuditTrail(pipeline.redis, pipeline.prefix).record({
@@ -209,7 +210,7 @@ async function validateAndSubmit(
     batchId: string;
     staging: RowStaging;
   },
-): Promise<SubmitSheetOutcome> {
+): Promise<{ outcome: SubmitSheetOutcome; createdAt?: string | undefined }> {
   const { sheetPath, fileSha256, validation, layout, batchId, staging } = read;
   const problems: Problem[] = [...validation.sheetProblems];
   const totals: CurrencyTotals = {};
@@ -258,10 +259,10 @@ async function validateAndSubmit(
   const onInvalid = options.onInvalid ?? "reject";
   const sheetRefused = validation.sheetProblems.length > 0 || validation.endProblems.length > 0;
   if (sheetRefused || (problems.length > 0 && onInvalid === "reject")) {
-    return { kind: "invalid", summary, reportPath: reportPath! };
+    return { outcome: { kind: "invalid", summary, reportPath: reportPath! } };
   }
-  if (options.dryRun) return { kind: "dry-run", summary, totals, reportPath };
-  if (validRows === 0) return { kind: "nothing-to-pay", summary, reportPath };
+  if (options.dryRun) return { outcome: { kind: "dry-run", summary, totals, reportPath } };
+  if (validRows === 0) return { outcome: { kind: "nothing-to-pay", summary, reportPath } };
 
   // The sheet itself is archived first, under the batch id it will get; a resumed or refused
   // submission removes its copy again (the earlier batch has its own).
@@ -288,16 +289,19 @@ async function validateAndSubmit(
     });
     keepArchive = !result.resumed;
     return {
-      kind: "submitted",
-      batchId: result.batchId,
-      resumed: result.resumed,
-      summary,
-      totals,
-      enqueued: result.enqueued,
-      reportPath,
-      awaitingApproval: result.awaitingApproval === true,
-      possibleDuplicates,
-      possibleDuplicateRows,
+      outcome: {
+        kind: "submitted",
+        batchId: result.batchId,
+        resumed: result.resumed,
+        summary,
+        totals,
+        enqueued: result.enqueued,
+        reportPath,
+        awaitingApproval: result.awaitingApproval === true,
+        possibleDuplicates,
+        possibleDuplicateRows,
+      },
+      createdAt: result.createdAt,
     };
   } finally {
     if (!keepArchive) await rm(archivedSheetPath, { force: true });
