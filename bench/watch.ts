@@ -18,14 +18,15 @@ import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
 import { startPrivateRedis } from "../src/demo/private-redis.js";
 import { createPayoutsClient } from "../src/payouts-api/index.js";
-import { type Proc, startPayouts, startSandboxProcess, stopProcess } from "./lib/processes.js";
+import { cpuSecondsOf, type Proc, startPayouts, startSandboxProcess, stopProcess } from "./lib/processes.js";
 
 const USAGE =
-  "usage: bench:watch [-- --files N --concurrency C --stable-ms MS --timeout-s S]\n" +
+  "usage: bench:watch [-- --files N --concurrency C --stable-ms MS --timeout-s S --cpu-prof DIR]\n" +
   "  --files N        one-row sheets dropped at once (default 10000)\n" +
   "  --concurrency C  WATCH_CONCURRENCY of the worker (default: the setting's default)\n" +
   "  --stable-ms MS   WATCH_STABLE_MS, the quiet period (default: the setting's default)\n" +
-  "  --timeout-s S    give up after S seconds (default 1800)\n";
+  "  --timeout-s S    give up after S seconds (default 1800)\n" +
+  "  --cpu-prof DIR   run the worker under node --cpu-prof, its profile written to DIR on exit\n";
 
 function parseBenchArgs() {
   try {
@@ -35,6 +36,7 @@ function parseBenchArgs() {
         concurrency: { type: "string" },
         "stable-ms": { type: "string" },
         "timeout-s": { type: "string", default: "1800" },
+        "cpu-prof": { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
     }).values;
@@ -88,20 +90,39 @@ async function main(): Promise<number> {
       );
     }
     let ready = false;
-    const worker = startPayouts("worker", ["worker"], { ...env, LOG_LEVEL: "info" }, (line) => {
-      if (line.includes("payment worker ready")) ready = true;
-    });
+    const cpuProf = values["cpu-prof"];
+    const worker = startPayouts(
+      "worker",
+      ["worker"],
+      { ...env, LOG_LEVEL: "info" },
+      (line) => {
+        if (line.includes("payment worker ready")) ready = true;
+      },
+      cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(cpuProf)}`] : [],
+    );
     procs.push(worker);
     for (const deadline = Date.now() + 60_000; !ready; await sleep(100))
       if (Date.now() > deadline) throw new Error("the worker did not start within 60 s");
 
     say(`dropping ${FILES} sheets into the inbox at once (load ${loadavg()[0]!.toFixed(1)})`);
+    // CPU seconds of the worker and Redis since the drop (payments run beside submissions).
+    const cpuNow = async () => ({
+      worker: await cpuSecondsOf(worker.child.pid),
+      redis: await cpuSecondsOf(redis.pid),
+    });
+    const cpuAtDrop = await cpuNow();
+    await probe.config("RESETSTAT");
+    const cpuSince = async (start: { worker: number; redis: number }) => {
+      const now = await cpuNow();
+      return { worker: now.worker - start.worker, redis: now.redis - start.redis };
+    };
     const dropped = Date.now();
     for (let i = 1; i <= FILES; i++)
       await rename(path.join(aside, `sheet-${i}.csv`), path.join(inbox, `sheet-${i}.csv`));
     const dropMs = Date.now() - dropped;
 
     let submittedMs: number | undefined;
+    let cpuSubmitted: { worker: number; redis: number } | undefined;
     let lastLine = 0;
     for (;;) {
       const batches = await probe.zcard("payouts:batches");
@@ -110,6 +131,7 @@ async function main(): Promise<number> {
       ).length;
       if (batches >= FILES && archived >= FILES) {
         submittedMs = Date.now() - dropped;
+        cpuSubmitted = await cpuSince(cpuAtDrop);
         break;
       }
       if (Date.now() - lastLine > 10_000) {
@@ -122,6 +144,8 @@ async function main(): Promise<number> {
       await sleep(250);
     }
     const paid = await paymentsNamed(sandbox, run, FILES, dropped);
+    const cpuPaid = await cpuSince(cpuAtDrop);
+    const commands = commandStats(String(await probe.info("commandstats")));
     const rejected = (await readdir(path.join(dataDir, "rejected")).catch(() => [] as string[])).length;
     say("");
     say(`files dropped:            ${FILES} (renamed in within ${seconds(dropMs)})`);
@@ -137,6 +161,19 @@ async function main(): Promise<number> {
         `  (one each: ${paid.payments === FILES && paid.distinct === FILES ? "ok" : "MISSED"})`,
     );
     say(`rejected files:           ${rejected}`);
+    const perSheet = (cpu: { worker: number; redis: number }) =>
+      `worker ${cpu.worker.toFixed(1)} s (${((cpu.worker / FILES) * 1000).toFixed(2)} ms a sheet), ` +
+      `Redis ${cpu.redis.toFixed(1)} s (${((cpu.redis / FILES) * 1000).toFixed(2)} ms a sheet)`;
+    if (cpuSubmitted) say(`CPU until all submitted:  ${perSheet(cpuSubmitted)}`);
+    say(`CPU until all paid:       ${perSheet(cpuPaid)}`);
+    const commandTotal = [...commands.values()].reduce((sum, n) => sum + n, 0);
+    say(
+      `Redis commands:           ${(commandTotal / FILES).toFixed(1)} a sheet (${[...commands]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 8)
+        .map(([name, n]) => `${name} ${(n / FILES).toFixed(1)}`)
+        .join(", ")})`,
+    );
     say(
       `load average:             ${loadavg()
         .map((l) => l.toFixed(1))
@@ -149,6 +186,13 @@ async function main(): Promise<number> {
     await redis.stop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** Calls per command from INFO commandstats (`cmdstat_get:calls=3,...`). */
+function commandStats(info: string): Map<string, number> {
+  const calls = new Map<string, number>();
+  for (const m of info.matchAll(/^cmdstat_(\S+?):calls=(\d+)/gm)) calls.set(m[1]!, Number(m[2]));
+  return calls;
 }
 
 /** Payments at the sandbox whose externalId starts with `run`: how many, how many distinct, when all were there. */

@@ -208,11 +208,14 @@ export class BatchFeeder {
     // A paused batch is not fed; it stays on the feeding list, so a resume carries on. A canceled one
     // (never resumed) is fed only when an operator retry restarts its feed: the send fence holds every
     // row of it but the attempts started after the cancel.
-    const [paused, canceled] = await redis.hmget(keys.stop(batchId), "paused", "canceled");
+    // What the batch's feed needs is read in one round trip.
+    const [[paused, canceled], [cursorText, epochText], batch] = await Promise.all([
+      redis.hmget(keys.stop(batchId), "paused", "canceled"),
+      redis.hmget(keys.feed(batchId), "cursor", "epoch"),
+      this.store.getBatch(batchId),
+    ]);
     if (paused && !canceled) return 0;
-    const [cursorText, epochText] = await redis.hmget(keys.feed(batchId), "cursor", "epoch");
     const epoch = epochText ?? "0";
-    const batch = await this.store.getBatch(batchId);
     if (cursorText === null || !batch) {
       // No feed or no batch any more (Redis lost them): `payouts recover` rebuilds and feeds it again.
       await redis.srem(keys.feeding, batchId);

@@ -267,15 +267,21 @@ export class BatchStore {
     const sheet = await this.redis.hget(this.keys.batch(batchId), "sheet");
     if (sheet === null) return undefined;
     const keys = parseSheetLayout(sheet).keys;
+    this.keepSourceKeys(batchId, keys);
+    return keys;
+  }
+
+  private keepSourceKeys(batchId: string, keys: readonly string[]): void {
     if (this.sourceKeysByBatch.size >= SOURCE_KEYS_KEPT) this.sourceKeysByBatch.clear();
     this.sourceKeysByBatch.set(batchId, keys);
-    return keys;
   }
 
   // ---- batches ------------------------------------------------------------------------------------
 
   /** Records a new batch (not yet rows-recorded nor enqueued) and marks it incomplete. */
   async createBatch(batch: BatchRecord): Promise<void> {
+    // Its rows are recorded next, against these column keys: no need to read them back.
+    this.keepSourceKeys(batch.id, batch.sheet.keys);
     await this.redis
       .multi()
       .hset(this.keys.batch(batch.id), {
@@ -409,15 +415,14 @@ export class BatchStore {
         if (err) throw err;
         if (set === 1) fresh.push(statics[j * 2]!);
       }
-      // The sheet order, for result files that stream a page at a time (rows come in sheet order).
-      if (fresh.length > 0) await this.redis.rpush(this.keys.order(batchId), ...fresh);
-      created += Number(
-        await INIT_ROWS.run(
-          this.redis,
-          [this.keys.counts(batchId), this.keys.totals(batchId), ...rowKeys],
-          args,
-        ),
-      );
+      // The sheet order, for result files that stream a page at a time (rows come in sheet order), then
+      // the rows' state: sent together (one round trip), run by Redis in this order. Either alone (a
+      // crash, a failure) is what the feed and a resumed submission already handle.
+      const [, initialised] = await Promise.all([
+        fresh.length > 0 ? this.redis.rpush(this.keys.order(batchId), ...fresh) : undefined,
+        INIT_ROWS.run(this.redis, [this.keys.counts(batchId), this.keys.totals(batchId), ...rowKeys], args),
+      ]);
+      created += Number(initialised);
     }
     return created;
   }
@@ -895,12 +900,13 @@ export class BatchStore {
   // ---- progress -----------------------------------------------------------------------------------
 
   async progress(batchId: string): Promise<BatchProgress | undefined> {
-    const batch = await this.getBatch(batchId);
-    if (!batch) return undefined;
-    const [countsHash, totalsHash] = await Promise.all([
+    // One round trip: the counters of a batch that does not exist read empty and are dropped.
+    const [batch, countsHash, totalsHash] = await Promise.all([
+      this.getBatch(batchId),
       this.redis.hgetall(this.keys.counts(batchId)),
       this.redis.hgetall(this.keys.totals(batchId)),
     ]);
+    if (!batch) return undefined;
     const counts = Object.fromEntries(ROW_STATES.map((s) => [s, Number(countsHash[s] ?? 0)])) as Record<
       RowState,
       number

@@ -121,6 +121,8 @@ export interface SubmitBatchResult {
   enqueued: number;
   /** The batch waits for approval: its rows are recorded but not queued. */
   awaitingApproval?: boolean;
+  /** A new batch's record time (ISO), as recorded (unset when an earlier submission was finished). */
+  createdAt?: string;
 }
 
 /** The shape of a {@link newBatchId}, as regular-expression source: what a renamed result file is searched for. */
@@ -218,18 +220,23 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
       requestedAt: new Date(createdAt),
       totals: tally.totals,
     })) === true;
-  await store.createBatch(batch);
   // The feed starts before the rows are recorded, so payments start with the first chunk; it stops at
   // a row listed but not recorded yet. A held batch gets none: approving it starts it (src/approvals).
+  // The record and the feed are written in one round trip, in this order (a feed whose batch record
+  // is missing is dropped by the feeder, never fed).
   const feeder = held ? undefined : new BatchFeeder(store, enqueuer);
-  await feeder?.startFeed(batchId);
+  await Promise.all([store.createBatch(batch), feeder?.startFeed(batchId)]);
   // Chunk by chunk from the archive; after each, the feed is topped up (by this process unless a
-  // worker is feeding right now). A crash leaves the batch incomplete for resumeBatch.
+  // worker is feeding right now), so payments start while later chunks are recorded. A batch of one
+  // chunk is topped up once, below, when its rows are all recorded (a top-up reads every batch being
+  // fed: one per sheet is enough for a folder of small sheets). A crash leaves the batch incomplete for
+  // resumeBatch.
+  const topUpAfterChunks = feeder !== undefined && tally.rows > ROW_CHUNK;
   await recordArchivedRows(
     store,
     archivePath,
     batchId,
-    feeder ? () => feeder.topUp().then(() => undefined) : undefined,
+    topUpAfterChunks ? () => feeder.topUp().then(() => undefined) : undefined,
   );
   await store.markRowsRecorded(batchId);
   if (!feeder) {
@@ -241,6 +248,7 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
       invalidCount: tally.invalid,
       enqueued: 0,
       awaitingApproval: true,
+      createdAt,
     };
   }
   await feeder.topUp({ waitForLockMs: FEED_LOCK_WAIT_MS });
@@ -251,6 +259,7 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
     rowCount: tally.rows,
     invalidCount: tally.invalid,
     enqueued: tally.rows,
+    createdAt,
   };
 }
 

@@ -139,7 +139,19 @@ export class DuplicateIndex {
   }
 
   async find(paymentKeys: readonly string[]): Promise<Map<string, DuplicateMatch[]>> {
+    // The marker is read in the same round trip as the lookup; only when it is missing (Redis lost the
+    // index) is the index rebuilt from the archive and the lookup made again.
+    const [built, found] = await Promise.all([this.isBuilt(), this.lookUp(paymentKeys)]);
+    if (built) return found;
     await this.ensureBuilt();
+    return this.lookUp(paymentKeys);
+  }
+
+  private async isBuilt(): Promise<boolean> {
+    return (await this.options.redis.exists(this.markerKey)) === 1;
+  }
+
+  private async lookUp(paymentKeys: readonly string[]): Promise<Map<string, DuplicateMatch[]>> {
     const found = new Map<string, DuplicateMatch[]>();
     const since = this.now() - this.windowMs;
     const keys = this.windowKeys();
@@ -201,7 +213,18 @@ export class DuplicateIndex {
     how: { batchId: string; at: number; confirmed: boolean; own: "batch" | "row" },
     rows: readonly LookedUpRow[],
   ): Promise<DuplicateMatch[][]> {
+    // As find: the marker is read beside the first claim. Claimed again after a rebuild, a row is not
+    // recorded twice and its own batch's rows are never its matches.
+    const [built, found] = await Promise.all([this.isBuilt(), this.claimChunks(how, rows)]);
+    if (built) return found;
     await this.ensureBuilt();
+    return this.claimChunks(how, rows);
+  }
+
+  private async claimChunks(
+    how: { batchId: string; at: number; confirmed: boolean; own: "batch" | "row" },
+    rows: readonly LookedUpRow[],
+  ): Promise<DuplicateMatch[][]> {
     const found: DuplicateMatch[][] = [];
     const day = dayOf(how.at);
     const dayKey = dayCountKey(this.base, day);
@@ -257,7 +280,7 @@ export class DuplicateIndex {
 
   /** Rebuilds the index from the archive when its marker is missing; once per process at a time. */
   async ensureBuilt(): Promise<void> {
-    if ((await this.options.redis.exists(this.markerKey)) === 1) return;
+    if (await this.isBuilt()) return;
     this.built ??= this.rebuild().finally(() => {
       this.built = undefined;
     });

@@ -6,7 +6,6 @@
  */
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
 import type { ClusterNode } from "./cluster-nodes.js";
-import { defineLuaScripts } from "./lua-scripts.js";
 
 /** A single Redis or a Redis Cluster: both run our commands and scripts, and BullMQ takes either. */
 export type RedisClient = Redis | Cluster;
@@ -59,7 +58,6 @@ export function connectRedis(target: string | RedisTarget, options: ConnectOptio
   // with one line; long-running services log it through BullMQ's worker "error" events and retry).
   // Without a listener ioredis prints a stack trace for every reconnection attempt.
   redis.on("error", () => undefined);
-  defineLuaScripts(redis);
   return redis;
 }
 

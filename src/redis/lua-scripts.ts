@@ -7,14 +7,17 @@
  *   script as a Lua local (`local RANK = {...}`), so each rule keeps its one home in TypeScript.
  * - **Shared helpers.** A line `-- include: <file>.lua` is replaced by that file, found relative to the
  *   script (helpers several scripts use: a row's history lines, Redis's clock in ./lua/now-ms.lua).
- * - **Running.** A script is an ioredis command (`defineCommand`): ioredis sends EVAL on a connection's
- *   first call and EVALSHA after, and EVAL again after a NOSCRIPT (a Redis restarted or its scripts
- *   flushed), on a single Redis and a Cluster alike. Arguments are the script's KEYS then its ARGV.
- *   connectRedis defines every script on a connection it makes ({@link defineLuaScripts}): the modules
- *   that hold scripts are loaded by then, and an auto-pipelined connection copies its commands into
- *   each pipeline it opens, so a command defined after a pipeline was opened would be missing from it.
- *   Any other connection gets a script defined the first time it runs there.
+ * - **Running.** A script runs as EVALSHA of its source's SHA-1, and as EVAL (which also loads it)
+ *   when Redis answers NOSCRIPT (the first run on a fresh Redis, one restarted or whose scripts were
+ *   flushed): a NOSCRIPT means the script did not run, so running it then is its one run. Nothing is
+ *   defined on a connection: ioredis copies a connection's defined commands into every pipeline it
+ *   builds, and an auto-pipelined connection builds one per tick of commands, so defined scripts cost
+ *   every command on the connection (BullMQ's own scripts stay on BullMQ's connections). Any
+ *   connection runs any script, at any time; on an auto-pipelined one the EVALSHA joins the tick's
+ *   pipeline like any command, and on a Cluster it goes to the node of its first key, as EVAL would.
+ *   Arguments are the script's KEYS then its ARGV.
  */
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,7 +35,7 @@ export type LuaValue =
 export type LuaArg = string | number | Buffer;
 
 export interface LuaScript {
-  /** The command's name on a connection: `lua:<folder>/<file>` (e.g. `lua:batches/fence-send`). */
+  /** The script's name: `lua:<folder>/<file>` (e.g. `lua:batches/fence-send`). */
   readonly name: string;
   /** The `.lua` file's path. */
   readonly file: string;
@@ -47,7 +50,7 @@ export interface LuaScript {
 const INCLUDE = /^-- include: ([\w./-]+\.lua)[ \t]*$/gm;
 const CONSTANT_NAME = /^[A-Z][A-Z0-9_]*$/;
 
-/** The scripts by command name: two files may not claim one name (`<folder>/<file>` is unique in src/). */
+/** The scripts by name: two files may not claim one name (`<folder>/<file>` is unique in src/). */
 const defined = new Map<string, LuaScript>();
 
 /** Every script defined so far (by the modules loaded). */
@@ -64,6 +67,7 @@ export function luaScript(file: URL, constants: Readonly<Record<string, LuaValue
   const name = `lua:${basename(dirname(dirname(path)))}/${basename(path, ".lua")}`;
   const body = withIncludes(path);
   const source = luaPreamble(constants, body) + body;
+  const sha = createHash("sha1").update(source).digest("hex");
   const earlier = defined.get(name);
   if (earlier !== undefined && earlier.source !== source)
     throw new Error(`two Lua scripts are named ${name}`);
@@ -73,35 +77,19 @@ export function luaScript(file: URL, constants: Readonly<Record<string, LuaValue
     constants,
     source,
     run(redis, keys, args) {
-      let command = commandOn(redis, name);
-      if (command === undefined) {
-        if (redis.options.enableAutoPipelining) {
-          // See the module comment: defined now, it could be missing from a pipeline already open.
-          return Promise.reject(
-            new Error(`${name} is not defined on this connection (made before its module loaded)`),
-          );
-        }
-        redis.defineCommand(name, { lua: source });
-        command = commandOn(redis, name) as ScriptCommand;
-      }
-      return command.call(redis, keys.length, ...keys, ...args);
+      return redis.evalsha(sha, keys.length, ...keys, ...args).catch((err: unknown) => {
+        // NOSCRIPT: Redis does not hold the script (so it did not run it); EVAL runs and loads it.
+        if (!isNoScript(err)) throw err;
+        return redis.eval(source, keys.length, ...keys, ...args);
+      });
     },
   };
   defined.set(name, script);
   return script;
 }
 
-type ScriptCommand = (this: RedisClient, ...args: (LuaArg | number)[]) => Promise<unknown>;
-
-function commandOn(redis: RedisClient, name: string): ScriptCommand | undefined {
-  return (redis as unknown as Record<string, ScriptCommand | undefined>)[name];
-}
-
-/** Defines every script loaded so far on `redis` (connectRedis does, for each connection it makes). */
-export function defineLuaScripts(redis: RedisClient): void {
-  for (const { name, source } of defined.values()) {
-    if (commandOn(redis, name) === undefined) redis.defineCommand(name, { lua: source });
-  }
+function isNoScript(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith("NOSCRIPT");
 }
 
 function withIncludes(path: string, seen: readonly string[] = []): string {
