@@ -6,6 +6,7 @@
  */
 import { hash } from "node:crypto";
 import type { PayoutInstruction } from "../intake/payout-instruction.js";
+import { formatMinorOrRaw } from "../money/index.js";
 import { contentKeyFor } from "../row-identity/index.js";
 import { FirstUseIndex } from "./first-use-index.js";
 
@@ -47,14 +48,25 @@ export function describeMatch(match: DuplicateMatch): string {
   return `row ${match.rowNumber}${reference}${batch}${at}${payment}`;
 }
 
-/** The sentence of a possible duplicate: what is the same, where the other row is, how to confirm. */
-export function possibleDuplicateMessage(row: PaymentFields, matches: readonly DuplicateMatch[]): string {
+/** How a sheet's possible duplicates are confirmed. */
+export const CONFIRM_SHEET_DUPLICATES =
+  '--allow-possible-duplicates (API: allowPossibleDuplicates, console: "pay possible duplicates")';
+
+/**
+ * The sentence of a possible duplicate: what is the same, where the other rows are, and how to confirm
+ * (`confirm`: how a sheet's are, by default; a correction's are confirmed in the console).
+ */
+export function possibleDuplicateMessage(
+  row: PaymentFields,
+  matches: readonly DuplicateMatch[],
+  confirm = CONFIRM_SHEET_DUPLICATES,
+): string {
   const shown = matches.slice(0, 3).map(describeMatch).join("; ");
   const more = matches.length > 3 ? ` and ${matches.length - 3} more` : "";
   return (
-    `possible duplicate: ${row.amount} minor units of ${row.currency} from ${row.originatingAccountId} ` +
-    `to ${row.receivingAccountId} as ${shown}${more}; if both are meant to be paid, confirm with ` +
-    `--allow-possible-duplicates (API: allowPossibleDuplicates, console: "pay possible duplicates")`
+    `possible duplicate: ${row.currency} ${formatMinorOrRaw(row.amount, row.currency)} from ` +
+    `${row.originatingAccountId} to ${row.receivingAccountId} as ${shown}${more}; if both are meant to ` +
+    `be paid, confirm with ${confirm}`
   );
 }
 

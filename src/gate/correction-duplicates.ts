@@ -12,12 +12,11 @@ import type { BatchRecord, RowRecord } from "../batches/index.js";
 import {
   type DuplicateIndex,
   type DuplicateMatch,
-  describeMatch,
   POSSIBLE_DUPLICATE,
   paymentKeyOf,
+  possibleDuplicateMessage,
 } from "../duplicates/index.js";
 import type { PayoutInstruction } from "../intake/index.js";
-import { formatMinorOrRaw } from "../money/index.js";
 
 export interface CorrectedPayment {
   row: RowRecord;
@@ -83,12 +82,12 @@ export async function checkCorrectionDuplicates(
 }
 
 function refusal(row: PayoutInstruction, matches: readonly DuplicateMatch[]): string {
-  const shown = matches.slice(0, 3).map(describeMatch).join("; ");
-  const more = matches.length > 3 ? ` and ${matches.length - 3} more` : "";
   return (
-    `not retried: possible duplicate (${POSSIBLE_DUPLICATE}): as corrected it pays ` +
-    `${row.currency} ${formatMinorOrRaw(row.amount, row.currency)} from ${row.originatingAccountId} to ` +
-    `${row.receivingAccountId}, as ${shown}${more}. If both are meant to be paid, correct the row in the ` +
-    `console with "pay possible duplicates" ticked (API: allowPossibleDuplicates); otherwise leave it`
+    `not retried: ${POSSIBLE_DUPLICATE}: as corrected, ` +
+    possibleDuplicateMessage(
+      row,
+      matches,
+      '"pay possible duplicates" in the console\'s correction (API: allowPossibleDuplicates)',
+    )
   );
 }
