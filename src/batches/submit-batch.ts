@@ -121,8 +121,6 @@ export interface SubmitBatchResult {
   enqueued: number;
   /** The batch waits for approval: its rows are recorded but not queued. */
   awaitingApproval?: boolean;
-  /** A new batch's record time (ISO), as recorded (unset when an earlier submission was finished). */
-  createdAt?: string;
 }
 
 /** The shape of a {@link newBatchId}, as regular-expression source: what a renamed result file is searched for. */
@@ -248,7 +246,6 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
       invalidCount: tally.invalid,
       enqueued: 0,
       awaitingApproval: true,
-      createdAt,
     };
   }
   await feeder.topUp({ waitForLockMs: FEED_LOCK_WAIT_MS });
@@ -259,7 +256,6 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
     rowCount: tally.rows,
     invalidCount: tally.invalid,
     enqueued: tally.rows,
-    createdAt,
   };
 }
 
