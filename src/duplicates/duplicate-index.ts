@@ -213,8 +213,10 @@ export class DuplicateIndex {
     how: { batchId: string; at: number; confirmed: boolean; own: "batch" | "row" },
     rows: readonly LookedUpRow[],
   ): Promise<DuplicateMatch[][]> {
-    // As find: the marker is read beside the first claim. Claimed again after a rebuild, a row is not
-    // recorded twice and its own batch's rows are never its matches.
+    // As find: the marker is read beside the claim, and after a rebuild the rows are claimed again (a
+    // row is never recorded twice, and its own batch's rows are never its matches). A row the first
+    // claim recorded stays recorded even if the rebuilt index now holds its money: after a Redis loss a
+    // later sheet may be held for a person once too often, never paid unseen.
     const [built, found] = await Promise.all([this.isBuilt(), this.claimChunks(how, rows)]);
     if (built) return found;
     await this.ensureBuilt();

@@ -100,7 +100,7 @@ export async function submitSheet(options: SubmitSheetOptions): Promise<SubmitSh
     options.pipeline.open ?? (windowDays > 0 || allow ? openPipeline(options.pipeline) : undefined);
   const batchId = newBatchId();
   // Rows are recorded in the index as they are looked up, under the batch the sheet is about to
-  // become, so a sheet taken at the same time sees them; taken back unless the sheet becomes it.
+  // become, so a sheet taken at the same time sees them; taken back if no batch comes of it.
   const claim = windowDays > 0 ? pipeline?.duplicates?.claimFor(batchId, allow) : undefined;
   let claimed = false;
   try {
@@ -136,7 +136,9 @@ export async function submitSheet(options: SubmitSheetOptions): Promise<SubmitSh
     }
   } finally {
     try {
-      if (!claimed) await claim?.release();
+      // Taken back only when no batch came of the sheet: one recorded by a submission that failed later
+      // is finished by a worker (resumeIncompleteBatches) and paid, so its rows stay in sight.
+      if (claim && !claimed && !(await pipeline?.store.getBatch(batchId))) await claim.release();
     } finally {
       if (pipeline && pipeline !== options.pipeline.open) await pipeline.close();
     }

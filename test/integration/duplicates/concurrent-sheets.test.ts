@@ -83,4 +83,36 @@ describe("sheets paying the same money", () => {
     const real = await dropAndTake(`real-${tag}.csv`, text);
     expect(real, JSON.stringify(real)).toMatchObject({ kind: "accepted", rows: 1 });
   });
+
+  it("whose submission failed after its batch was recorded stays in the index: the batch may still be paid", async () => {
+    const { api, pipeline, settings, dataDir, dropAndTake } = stack;
+    const tag = randomBytes(4).toString("hex");
+    const sheetPath = path.join(dataDir, `cut-${tag}.csv`);
+    await writeFile(sheetPath, `${HEADER}\r\nC1${tag},ops-checking,vendor-ach,64.27,USD\r\n`);
+    // The queue fails once the batch and its rows are recorded: the submission throws, and the batch is
+    // left for a worker's resume, which pays it.
+    const failingQueue = {
+      ...pipeline.enqueuer,
+      backlog: async () => 0,
+      enqueue: async () => {
+        throw new Error("the queue went away");
+      },
+    };
+    await expect(
+      submitSheet({
+        sheetPath,
+        api,
+        pipeline: { ...settings, open: { ...pipeline, enqueuer: failingQueue } },
+        dataDir,
+        entityId: "me",
+      }),
+    ).rejects.toThrow("the queue went away");
+    const later = await dropAndTake(
+      `later-${tag}.csv`,
+      `${HEADER}\r\nL1${tag},ops-checking,vendor-ach,64.27,USD\r\n`,
+    );
+    expect(later.kind).toBe("rejected");
+    const note = later.kind === "rejected" && later.notePath ? await readFile(later.notePath, "utf8") : "";
+    expect(note).toContain("POSSIBLE_DUPLICATE");
+  });
 });
