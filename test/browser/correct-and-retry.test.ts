@@ -21,7 +21,7 @@ import {
   uploadSheet,
 } from "../support/api-stack.js";
 import { axeFindings } from "../support/axe.js";
-import { launchChromium, SHOTS, screenshot } from "../support/browser.js";
+import { launchChromium, logInAt, SHOTS, screenshot } from "../support/browser.js";
 
 let stack: ApiStack;
 let browser: BrowserContext;
@@ -71,11 +71,7 @@ describe("correct and retry in the console", () => {
       30_000,
     );
 
-    await page.goto(`${stack.server.url}/#/batches/${batchId}/rows/2`);
-    await page.waitForURL(/\/login/);
-    await page.getByLabel("User name").fill("olga");
-    await page.getByLabel("Password").fill("olga corrects 123");
-    await page.getByRole("button", { name: "Log in" }).click();
+    await logInAt(page, `${stack.server.url}/#/batches/${batchId}/rows/2`, "olga", "olga corrects 123");
     await expect.poll(() => page.locator("#who").textContent()).toBe("olga (admin)");
     await page.locator("#correct-form").waitFor();
     await page.getByLabel("New amount").fill("2500.00");

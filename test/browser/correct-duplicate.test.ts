@@ -18,7 +18,7 @@ import {
   uploadSheet,
 } from "../support/api-stack.js";
 import { axeFindings } from "../support/axe.js";
-import { launchChromium, screenshot } from "../support/browser.js";
+import { launchChromium, logInAt, screenshot } from "../support/browser.js";
 
 let stack: ApiStack;
 let browser: BrowserContext;
@@ -72,11 +72,7 @@ describe("a correction that is a possible duplicate", () => {
     const paid = await batchOf("paid.csv", "PAID-1,ops-checking,vendor-ach,41.27,USD", "completed");
     const failing = await batchOf("failing.csv", "FIX-1,ops-checking,vendor-ach,5.13,USD", "failed");
 
-    await page.goto(`${stack.server.url}/#/batches/${failing}/rows/2`);
-    await page.waitForURL(/\/login/);
-    await page.getByLabel("User name").fill("olga");
-    await page.getByLabel("Password").fill("olga corrects 123");
-    await page.getByRole("button", { name: "Log in" }).click();
+    await logInAt(page, `${stack.server.url}/#/batches/${failing}/rows/2`, "olga", "olga corrects 123");
     await page.locator("#correct-form").waitFor();
     // Nothing to confirm until the gate says there is.
     expect(await page.getByLabel(/Pay possible duplicates/).isVisible()).toBe(false);

@@ -18,7 +18,7 @@ import {
   until,
   uploadSheet,
 } from "../support/api-stack.js";
-import { launchChromium, SHOTS, screenshot } from "../support/browser.js";
+import { launchChromium, logInAt, SHOTS, screenshot } from "../support/browser.js";
 
 const ROWS = 600;
 let stack: ApiStack;
@@ -99,11 +99,7 @@ describe("a row's details while its batch is sending", () => {
       60_000,
     );
 
-    await page.goto(`${stack.server.url}/#/batches/${batchId}`);
-    await page.waitForURL(/\/login/);
-    await page.getByLabel("User name").fill("olga");
-    await page.getByLabel("Password").fill("olga corrects 123");
-    await page.getByRole("button", { name: "Log in" }).click();
+    await logInAt(page, `${stack.server.url}/#/batches/${batchId}`, "olga", "olga corrects 123");
     await page.locator("#rows tbody tr[data-row='2'][data-state='failed']").waitFor();
     await countRedraws();
 

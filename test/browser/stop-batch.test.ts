@@ -9,7 +9,7 @@ import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiStack, callApi, type Json, startApiStack, withBearer } from "../support/api-stack.js";
 import { axeFindings } from "../support/axe.js";
-import { launchChromium, SHOTS, screenshot } from "../support/browser.js";
+import { launchChromium, logInAt, SHOTS, screenshot } from "../support/browser.js";
 
 let stack: ApiStack;
 let browser: BrowserContext;
@@ -56,11 +56,7 @@ describe("a batch stopped by an operator", () => {
       byBreaker: false,
     });
 
-    await page.goto(`${stack.server.url}/#/batches/${batchId}`);
-    await page.waitForURL(/\/login/);
-    await page.getByLabel("User name").fill("sam");
-    await page.getByLabel("Password").fill("sam submits 123");
-    await page.getByRole("button", { name: "Log in" }).click();
+    await logInAt(page, `${stack.server.url}/#/batches/${batchId}`, "sam", "sam submits 123");
     await expect.poll(() => page.locator("#stop-banner").textContent()).toContain("Paused by ops-admin");
     expect(await page.locator("#stop-banner").textContent()).toContain("amounts look doubled");
     expect(await page.getByRole("button", { name: "Resume" }).isVisible()).toBe(true);

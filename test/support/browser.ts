@@ -48,3 +48,12 @@ export async function launchChromium(
 export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
 }
+
+/** Opens `address` as a person who is not logged in: the console sends them to log in, then back there. */
+export async function logInAt(page: Page, address: string, name: string, password: string): Promise<void> {
+  await page.goto(address);
+  await page.waitForURL(/\/login/);
+  await page.getByLabel("User name").fill(name);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Log in" }).click();
+}

@@ -15,7 +15,7 @@ import { startWatchService, type WatchService } from "../../../src/watch/index.j
 import { paymentsOfBatch, REDIS_URL } from "../../integration/pipeline/helpers.js";
 import { type ApiStack, callApi, type Json, startApiStack, until } from "../../support/api-stack.js";
 import { axeFindings } from "../../support/axe.js";
-import { launchChromium, screenshot } from "../../support/browser.js";
+import { launchChromium, logInAt, screenshot } from "../../support/browser.js";
 import { PIPELINE_DEFAULTS } from "../../support/settings.js";
 
 // The rule as production sets it (APPROVAL_THRESHOLDS), given to every way a batch comes in.
@@ -82,11 +82,7 @@ describe("a sheet over the threshold dropped into the inbox", () => {
     expect(await paymentsOfBatch(stack.client, batchId)).toEqual([]);
 
     // The approver opens the batch's link (as she would from a message) and logs in on the way.
-    await page.goto(`${stack.server.url}/#/batches/${batchId}`);
-    await page.waitForURL(/\/login/);
-    await page.getByLabel("User name").fill("ann");
-    await page.getByLabel("Password").fill("ann approves 123");
-    await page.getByRole("button", { name: "Log in" }).click();
+    await logInAt(page, `${stack.server.url}/#/batches/${batchId}`, "ann", "ann approves 123");
     await expect.poll(() => page.locator("#who").textContent()).toBe("ann (approver)");
     await expect.poll(() => page.url()).toContain(`#/batches/${batchId}`);
     await expect
