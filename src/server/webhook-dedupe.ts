@@ -2,7 +2,7 @@
  * The webhook receiver's memory of the messageIds it has seen (docs/design.md §3.5: deduplicate on
  * `messageId`, kept at least the TTL). Each id is one field in a small hash that Redis keeps as a
  * listpack (about 12 B an id), instead of a field in one big hashtable per day (about 70 B an id;
- * a payment gets about three deliveries).
+ * a payment gets two or three deliveries).
  *
  * Layout, for the day `d` (days since the epoch, UTC) an id was first seen on:
  *

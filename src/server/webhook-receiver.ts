@@ -7,7 +7,7 @@
  * hint.
  *
  * The messageIds seen are kept in small hashes per day (webhook-dedupe.ts), expiring the TTL after
- * their day ends: with about three deliveries per payment, a key (or a hash field) per messageId would
+ * their day ends: with two or three deliveries per payment, a key (or a hash field) per messageId would
  * cost more Redis per row than the row itself; a digest in a listpack-sized bucket costs a fraction.
  */
 

@@ -41,7 +41,6 @@ describe("payouts webhook", () => {
         "api.account.deleted",
         "api.account.updated",
         "api.limitation.updated",
-        "api.payment.created",
         "api.payment.updated",
       ].sort(),
     );
