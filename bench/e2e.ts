@@ -54,7 +54,7 @@ const USAGE =
   "  --sheet KIND     usd (no FX quotes) or mixed (default: usd with --rate, else mixed)\n" +
   "  --no-plain       skip the bare undici loop (and the ratio)\n" +
   "  --cluster        a private 3-master Redis Cluster instead of one redis-server\n" +
-  "  --cpu-prof DIR   V8 CPU profiles of serve and each worker, written into DIR when they stop\n" +
+  "  --cpu-prof DIR   V8 CPU profiles of the sandbox, serve, submit and each worker, written into DIR when they stop\n" +
   "  --timeout-s S    give up after S seconds (default 7200)\n";
 
 function parseBenchArgs() {
@@ -111,13 +111,19 @@ const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const mark = (ok: boolean) => (ok ? "ok" : "MISSED");
 
+/** Node's flags for a V8 CPU profile of a process when `--cpu-prof DIR` is given. */
+function profileArgs(): string[] {
+  const dir = values["cpu-prof"];
+  return dir ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(dir)}`] : [];
+}
+
 interface SandboxProc extends Proc {
   url: string;
   apiKey: string;
 }
 
 async function startSandboxProc(): Promise<SandboxProc & { exited: Promise<unknown> }> {
-  const proc = startPayouts("sandbox", ["sandbox", "--port", "0"], { LOG_LEVEL: "warn" });
+  const proc = startPayouts("sandbox", ["sandbox", "--port", "0"], { LOG_LEVEL: "warn" }, undefined, profileArgs());
   const url = await waitForOutput(proc, /base URL\s+(http\S+)/);
   const apiKey = await waitForOutput(proc, /API key\s+(\S+)/);
   return Object.assign(proc, { url, apiKey });
@@ -184,10 +190,7 @@ async function runOnce(workerCount: number, plainRate: number | undefined): Prom
       WORKER_CONCURRENCY: String(CONCURRENCY),
       LOG_LEVEL: "info",
     };
-    // Profiles only for the processes this tool runs per row (not the sandbox or submit).
-    const profile = values["cpu-prof"]
-      ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(values["cpu-prof"])}`]
-      : [];
+    const profile = profileArgs();
     const serve = startPayouts("serve", ["serve", "--port", "0"], env, undefined, profile);
     procs.push(serve);
     const serveUrl = await waitForOutput(serve, /listening on (http\S+)/);
@@ -251,7 +254,7 @@ async function runOnce(workerCount: number, plainRate: number | undefined): Prom
       cpuSecondsOf(redis.pid),
     ]);
     const t0 = performance.now();
-    const submit = startPayouts("submit", ["submit", sheet], env);
+    const submit = startPayouts("submit", ["submit", sheet], env, undefined, profile);
     let submitPeak = 0;
     let redisPeak = before;
     const store = redis.store;
@@ -271,7 +274,7 @@ async function runOnce(workerCount: number, plainRate: number | undefined): Prom
       if (batchId) {
         const progress = await store.progress(batchId);
         if (progress && finishedAt !== undefined) break;
-        if (progress && performance.now() - lastSay > 15_000) {
+        if (progress && performance.now() - lastSay > Number(process.env.BENCH_SAY_MS ?? 15_000)) {
           lastSay = performance.now();
           // Deliveries the sandbox holds for serve: a growing number means serve is behind.
           const webhooks = (await sandboxFigures(sandbox))?.webhooks;

@@ -8,7 +8,13 @@ import type { PayoutInstruction } from "../intake/payout-instruction.js";
 import type { Fee } from "../payouts-api/wire-types.js";
 import type { RedisClient } from "../redis/index.js";
 import { DEFAULT_KEY_PREFIX, type RedisLayout, redisLayout } from "./redis-layout.js";
-import { FENCE_SEND, INIT_ROWS, START_NEW_ATTEMPT, TRANSITION_ROW } from "./redis-scripts.js";
+import {
+  FENCE_SEND,
+  INIT_ROWS,
+  RECORD_STATIC_ROWS,
+  START_NEW_ATTEMPT,
+  TRANSITION_ROW,
+} from "./redis-scripts.js";
 import {
   decodeFees,
   decodeNote,
@@ -405,21 +411,12 @@ export class BatchStore {
         rowKeys.push(this.keys.row(batchId, row.rowKey));
         args.push(row.currency, String(row.amount), String(attempt ?? 1));
       }
-      // Both parts are only created if absent: a resumed submission or a recovery must never put back
-      // the original of a row an operator corrected since (startNewAttemptWithCorrection).
-      const writeOnce = this.redis.pipeline();
-      for (let j = 0; j < statics.length; j += 2)
-        writeOnce.hsetnx(this.keys.rows(batchId), statics[j]!, statics[j + 1]!);
-      const fresh: string[] = [];
-      for (const [j, [err, set]] of ((await writeOnce.exec()) ?? []).entries()) {
-        if (err) throw err;
-        if (set === 1) fresh.push(statics[j * 2]!);
-      }
-      // The sheet order, for result files that stream a page at a time (rows come in sheet order), then
-      // the rows' state: sent together (one round trip), run by Redis in this order. Either alone (a
-      // crash, a failure) is what the feed and a resumed submission already handle.
+      // The static records (written once: a resumed submission or a recovery must never put back the
+      // original of a row an operator corrected since) with the sheet order, for result files that
+      // stream a page at a time, then the rows' state: sent together (one round trip), run by Redis in
+      // this order. Either alone (a crash, a failure) is what the feed and a resumed submission handle.
       const [, initialised] = await Promise.all([
-        fresh.length > 0 ? this.redis.rpush(this.keys.order(batchId), ...fresh) : undefined,
+        RECORD_STATIC_ROWS.run(this.redis, [this.keys.rows(batchId), this.keys.order(batchId)], statics),
         INIT_ROWS.run(this.redis, [this.keys.counts(batchId), this.keys.totals(batchId), ...rowKeys], args),
       ]);
       created += Number(initialised);

@@ -41,9 +41,11 @@ export {
   archivedBatchForFile,
   archiveEntries,
   archivePathFor,
+  archiveStagedRows,
   RowStaging,
   readInstructionArchive,
   recordArchivedFile,
+  type StagedRows,
   writeInstructionArchive,
 } from "./instruction-archive.js";
 export { type RecoverBatchOptions, type RecoverBatchResult, recoverBatch } from "./recover-batch.js";

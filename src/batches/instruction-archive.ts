@@ -4,7 +4,7 @@
  * and what `payouts recover` rebuilds the batch from when Redis lost it (docs/design.md §3.3).
  *
  * Line 1 is `{"kind":"batch", ...}`; then one `{"kind":"row", ...instruction}` per valid row and one
- * `{"kind":"invalid", ...}` per invalid row. An operator's correction (a result file dropped back in)
+ * `{"kind":"invalid", ...}` per invalid row, in sheet order (or the valid rows first). An operator's correction (a result file dropped back in)
  * is appended as `{"kind":"correction", "attempt", ...instruction}`: read back, the last correction of
  * a row replaces its instruction and cells and carries the attempt it started, so a batch rebuilt
  * from the archive pays the corrected row, never its original values.
@@ -117,6 +117,31 @@ export async function writeInstructionArchive(target: string, archived: ArchiveI
   return tally;
 }
 
+/** Rows staged in the archive's line format (a {@link RowStaging}), with what they add up to. */
+export interface StagedRows {
+  readonly path: string;
+  readonly tally: ArchiveTally;
+}
+
+/**
+ * The archive of rows already staged in its line format: the batch line, then the staged lines copied
+ * as they are (rows and invalid rows in sheet order), never parsed or written out again.
+ */
+export async function archiveStagedRows(
+  target: string,
+  batch: ArchivedBatch["batch"],
+  staged: StagedRows,
+): Promise<ArchiveTally> {
+  await mkdir(path.dirname(target), { recursive: true });
+  await writeFileAtomic(target, async (out) => {
+    if (!out.write(`${JSON.stringify({ kind: "batch", ...batch })}\n`)) await once(out, "drain");
+    for await (const chunk of createReadStream(staged.path) as AsyncIterable<Buffer>) {
+      if (!out.write(chunk)) await once(out, "drain");
+    }
+  });
+  return staged.tally;
+}
+
 export class ArchiveFormatError extends PayoutsError {
   override readonly name = "ArchiveFormatError";
   constructor(message: string) {
@@ -152,7 +177,7 @@ export async function readInstructionArchive(file: string): Promise<ArchivedBatc
 export async function* archiveEntries(file: string): AsyncGenerator<ArchiveEntry> {
   // First pass: the corrections (appended after the rows, so they must be known before a row is handed out).
   const corrections = new Map<string, SubmittedInstruction>();
-  for await (const line of recordLines(file, true)) {
+  for await (const line of recordLines(file, ["row", "invalid"])) {
     if (line.kind === "correction") {
       const corrected = line.record as unknown as SubmittedInstruction;
       corrections.set(corrected.rowKey, corrected);
@@ -189,17 +214,21 @@ export async function* archiveEntries(file: string): AsyncGenerator<ArchiveEntry
 
 const KINDS = new Set(["batch", "row", "invalid", "correction"]);
 
+/** How a line of each kind starts: the writers put the kind first. */
+const LINE_START = { row: '{"kind":"row"', invalid: '{"kind":"invalid"' } as const;
+
 /**
- * The archive's lines parsed, with their kind. `skipRows`: row and invalid lines (written with their
- * kind first) are passed over unparsed, so the pass that looks for corrections costs little.
+ * The archive's lines parsed, with their kind. `skip`: row or invalid lines (written with their kind
+ * first) passed over unparsed, so a pass that wants the other kinds costs little.
  */
 async function* recordLines(
   file: string,
-  skipRows = false,
+  skip: readonly (keyof typeof LINE_START)[] = [],
 ): AsyncGenerator<{ kind: string; record: Record<string, unknown> }> {
+  const skipped = skip.map((kind) => LINE_START[kind]);
   for await (const { text, number, terminated } of fileLines(file)) {
     if (text.trim() === "") continue;
-    if (skipRows && (text.startsWith('{"kind":"row"') || text.startsWith('{"kind":"invalid"'))) continue;
+    if (skipped.some((start) => text.startsWith(start))) continue;
     let parsed: { kind?: string } & Record<string, unknown>;
     try {
       parsed = JSON.parse(text) as typeof parsed;
@@ -241,11 +270,13 @@ async function* fileLines(
  * row is read. Read back as streams (once the whole sheet is accepted) and removed after; memory stays
  * that of a few hundred lines whatever the sheet's length.
  */
-export class RowStaging {
+export class RowStaging implements StagedRows {
   /** Scratch files untouched this long belong to a submit that was killed (one is written to as it reads). */
   static readonly ABANDONED_AFTER_MS = 24 * 60 * 60 * 1000;
 
   private readonly lines: string[] = [];
+  /** The rows added so far: counts and money per currency (minor units). */
+  readonly tally: ArchiveTally = { rows: 0, invalid: 0, totals: {} };
 
   private constructor(
     readonly path: string,
@@ -266,10 +297,13 @@ export class RowStaging {
   }
 
   async addRow(row: SubmittedInstruction): Promise<void> {
+    this.tally.rows++;
+    this.tally.totals[row.currency] = (this.tally.totals[row.currency] ?? 0) + row.amount;
     await this.add(JSON.stringify({ kind: "row", ...row }));
   }
 
   async addInvalid(row: InvalidRowInput): Promise<void> {
+    this.tally.invalid++;
     await this.add(JSON.stringify({ kind: "invalid", ...row }));
   }
 
@@ -279,16 +313,6 @@ export class RowStaging {
     if (this.out.writableEnded) return;
     this.out.end();
     await once(this.out, "finish");
-  }
-
-  async *rows(): AsyncGenerator<SubmittedInstruction> {
-    for await (const line of recordLines(this.path))
-      if (line.kind === "row") yield line.record as unknown as SubmittedInstruction;
-  }
-
-  async *invalidRows(): AsyncGenerator<InvalidRowInput> {
-    for await (const line of recordLines(this.path))
-      if (line.kind === "invalid") yield line.record as unknown as InvalidRowInput;
   }
 
   async remove(): Promise<void> {

@@ -41,6 +41,9 @@ export const SEND_ONLY_FIELDS = [
 
 const tables = rowStateTables();
 
+/** Writes rows' static records that are not written yet, and puts those rows in the sheet order. */
+export const RECORD_STATIC_ROWS = luaScript(new URL("./lua/record-static-rows.lua", import.meta.url));
+
 /** Records rows that are not recorded yet. */
 export const INIT_ROWS = luaScript(new URL("./lua/init-rows.lua", import.meta.url), {
   ...HISTORY,

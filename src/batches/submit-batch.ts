@@ -33,8 +33,10 @@ import {
   archivedBatchForFile,
   archiveEntries,
   archivePathFor,
+  archiveStagedRows,
   type RowSource,
   recordArchivedFile,
+  type StagedRows,
   writeInstructionArchive,
 } from "./instruction-archive.js";
 import type { BatchRecord, InvalidRowInput, SheetLayout, SubmittedInstruction } from "./types.js";
@@ -84,10 +86,16 @@ export class DuplicateFileError extends PayoutsError {
 export interface SubmitBatchOptions {
   store: BatchStore;
   enqueuer: RowEnqueuer;
-  /** The valid rows, in sheet order (read once, as a stream). */
-  instructions: RowSource<SubmittedInstruction>;
+  /** The valid rows, in sheet order (read once, as a stream); or give `staged`. */
+  instructions?: RowSource<SubmittedInstruction>;
   /** Rows that failed validation (recorded as `invalid` for the result file; never enqueued). Read once. */
   invalidRows?: RowSource<InvalidRowInput>;
+  /**
+   * The rows (valid and invalid) already staged in the archive's line format, as `payouts submit`
+   * stages them while it validates a sheet: copied into the archive as they are. Instead of
+   * `instructions` and `invalidRows`.
+   */
+  staged?: StagedRows;
   /** sha256 (hex) of the submitted file. */
   fileSha256: string;
   sourceName: string;
@@ -142,6 +150,8 @@ export function newBatchId(now: Date = new Date()): string {
  */
 export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBatchResult> {
   const { store, enqueuer } = options;
+  if ((options.staged === undefined) === (options.instructions === undefined))
+    throw new TypeError("submitBatch: give the rows either as instructions or as staged rows, not both");
   const now = options.now ?? (() => new Date());
   const gate = options.gate;
   // Resuming finishes the earlier batch from ITS archive: what was accepted then, not this reading.
@@ -183,11 +193,13 @@ export async function submitBatch(options: SubmitBatchOptions): Promise<SubmitBa
     sheet: options.sheet ?? { columns: [], keys: [], format: "csv" as const },
     ...(options.submittedBy === undefined ? {} : { submittedBy: options.submittedBy }),
   };
-  const tally = await writeInstructionArchive(archivePath, {
-    batch: meta,
-    instructions: options.instructions,
-    invalidRows: options.invalidRows ?? [],
-  });
+  const tally = options.staged
+    ? await archiveStagedRows(archivePath, meta, options.staged)
+    : await writeInstructionArchive(archivePath, {
+        batch: meta,
+        instructions: options.instructions ?? [],
+        invalidRows: options.invalidRows ?? [],
+      });
   const batch: BatchRecord = {
     ...meta,
     rowCount: tally.rows,

@@ -6,9 +6,10 @@
  * With `onInvalid: "reject"` (the default) nothing is submitted while any row is invalid; with
  * `"skip"` the invalid rows are recorded as `invalid` (they show in the result file) and the rest go.
  *
- * The rows stream: while the sheet is validated they go to a scratch file beside the archive (whether
- * anything is submitted is known only after the last row), and from there into the batch's archive and
- * Redis a chunk at a time, so a 1,000,000-row sheet is never held in memory.
+ * The rows stream: while the sheet is validated they go to a scratch file beside the archive in the
+ * archive's line format (whether anything is submitted is known only after the last row), which
+ * becomes the batch's archive as it is, and from there they go into Redis a chunk at a time, so a
+ * 1,000,000-row sheet is never held in memory.
  */
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
@@ -280,8 +281,7 @@ async function validateAndSubmit(
   let keepArchive = false;
   try {
     const result = await submitToPipeline(options.pipeline, {
-      instructions: staging.rows(),
-      invalidRows: staging.invalidRows(),
+      staged: staging,
       fileSha256,
       sourceName: path.basename(sheetPath),
       entityId: options.entityId,

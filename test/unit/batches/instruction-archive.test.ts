@@ -6,6 +6,7 @@ import {
   ArchiveFormatError,
   appendCorrection,
   archiveEntries,
+  archiveStagedRows,
   RowStaging,
   readInstructionArchive,
   type SubmittedInstruction,
@@ -73,18 +74,24 @@ describe("instruction archive", () => {
     await expect(readInstructionArchive(unknown)).rejects.toThrow(ArchiveFormatError);
   });
 
-  it("stages rows on disk and reads them back as streams", async () => {
+  it("stages rows on disk and archives them as they are, with their tally", async () => {
     const staging = await RowStaging.create(path.join(dir, "staging", "s.ndjson"));
     const rows = Array.from({ length: 1500 }, () => instruction());
-    for (const row of rows) await staging.addRow(row);
+    for (const row of rows.slice(0, 3)) await staging.addRow(row);
     await staging.addInvalid({ rowNumber: 4, problems: [{ message: "x" }] });
+    for (const row of rows.slice(3)) await staging.addRow(row);
     await staging.close();
-    const back: string[] = [];
-    for await (const row of staging.rows()) back.push(row.rowKey);
-    expect(back).toEqual(rows.map((r) => r.rowKey));
-    const invalid = [];
-    for await (const row of staging.invalidRows()) invalid.push(row);
-    expect(invalid).toEqual([{ rowNumber: 4, problems: [{ message: "x" }] }]);
+    const target = path.join(dir, "staged.ndjson");
+    const tally = await archiveStagedRows(target, batch, staging);
+    expect(tally).toEqual({
+      rows: 1500,
+      invalid: 1,
+      totals: { [rows[0]!.currency]: rows.reduce((sum, r) => sum + r.amount, 0) },
+    });
+    const archived = await readInstructionArchive(target);
+    expect(archived.batch).toEqual(batch);
+    expect(archived.instructions).toEqual(rows);
+    expect(archived.invalidRows).toEqual([{ rowNumber: 4, problems: [{ message: "x" }] }]);
     await staging.remove();
     await expect(readInstructionArchive(staging.path)).rejects.toThrow(/ENOENT/);
   });
