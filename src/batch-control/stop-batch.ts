@@ -36,10 +36,10 @@ export const BATCH_PAUSED = "BATCH_PAUSED";
  * The rows as the result file shows them while the batch is paused: a row not sent yet (`queued`, no
  * outcome of its own) carries BATCH_PAUSED with who paused it, when and why.
  */
-export async function* withPauseShown(
-  rows: AsyncIterable<RowRecord>,
+export async function* withPauseShown<R extends Pick<RowRecord, "state" | "errorCode" | "errorMessage">>(
+  rows: AsyncIterable<R>,
   paused: NonNullable<BatchStop["paused"]>,
-): AsyncGenerator<RowRecord> {
+): AsyncGenerator<R> {
   const why = `paused by ${paused.by} at ${paused.at}${paused.reason ? `: ${paused.reason}` : ""}`;
   for await (const row of rows) {
     yield row.state === "queued" && row.errorCode === undefined

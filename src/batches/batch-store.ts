@@ -35,6 +35,7 @@ import type {
   LedgerCheck,
   RowHead,
   RowHistoryEntry,
+  RowOutcome,
   RowRecord,
   SheetLayout,
   SourceValues,
@@ -171,6 +172,20 @@ function encodeRowField(field: string, value: string | number | StoredFxQuote | 
 function msArg(ms: number | undefined): string {
   return ms === undefined ? "" : String(Math.floor(ms));
 }
+
+/** The fields of a row's state hash that its result line shows, in the order rowOutcomesPage reads them. */
+const OUTCOME_FIELDS = [
+  "state",
+  "attempt",
+  "requoteGeneration",
+  "paymentId",
+  "paymentStatus",
+  "debitUsd",
+  "fxRate",
+  "errorCode",
+  "errorMessage",
+  "updatedAt",
+] as const;
 
 function optionalNumber(value: string | undefined): number | undefined {
   return value === undefined || value === "" ? undefined : Number(value);
@@ -570,6 +585,60 @@ export class BatchStore {
       const json = statics[i];
       if (json && hash.state)
         rows.push(this.rowFrom(batchId, rowKey, decodeStaticRow(rowKey, json, sourceKeys), hash));
+    });
+    return rows;
+  }
+
+  /**
+   * The rows with these keys as their result lines show them (missing ones left out): the static
+   * record and the fields a result line has, in one pipeline, without the history a full row carries
+   * (a result file is rewritten while its batch runs: the history would be read and parsed each time).
+   */
+  async rowOutcomesPage(batchId: string, rowKeys: readonly string[]): Promise<RowOutcome[]> {
+    if (rowKeys.length === 0) return [];
+    const sourceKeys = await this.sourceKeys(batchId);
+    const pipeline = this.redis.pipeline();
+    pipeline.hmget(this.keys.rows(batchId), ...rowKeys);
+    for (const rowKey of rowKeys) pipeline.hmget(this.keys.row(batchId, rowKey), ...OUTCOME_FIELDS);
+    const results = (await pipeline.exec()) ?? [];
+    const [staticsErr, statics] = results[0] as [Error | null, (string | null)[]];
+    if (staticsErr) throw staticsErr;
+    const rows: RowOutcome[] = [];
+    rowKeys.forEach((rowKey, i) => {
+      const [err, values] = results[i + 1] as [Error | null, (string | null)[]];
+      if (err) throw err;
+      const json = statics[i];
+      const [
+        state,
+        attempt,
+        requoteGeneration,
+        paymentId,
+        paymentStatus,
+        debitUsd,
+        fxRate,
+        errorCode,
+        errorMessage,
+        updatedAt,
+      ] = values;
+      if (!json || !state) return;
+      const { rowNumber, instruction, source } = decodeStaticRow(rowKey, json, sourceKeys);
+      rows.push({
+        batchId,
+        rowKey,
+        rowNumber,
+        instruction,
+        source,
+        state: isRowState(state) ? state : "queued",
+        attempt: Number(attempt ?? 1),
+        requoteGeneration: Number(requoteGeneration ?? 0),
+        paymentId: paymentId || undefined,
+        paymentStatus: paymentStatus || undefined,
+        debitUsd: optionalNumber(debitUsd ?? undefined),
+        fxRate: optionalNumber(fxRate ?? undefined),
+        errorCode: errorCode || undefined,
+        errorMessage: errorMessage || undefined,
+        updatedAt: isoOfStamp(updatedAt ?? ""),
+      });
     });
     return rows;
   }

@@ -101,6 +101,7 @@ export type {
   LedgerCheck,
   RowHead,
   RowHistoryEntry,
+  RowOutcome,
   RowRecord,
   SheetLayout,
   SourceValues,

@@ -158,6 +158,26 @@ export interface RowRecord {
   history: RowHistoryEntry[];
 }
 
+/** What a row's result line shows: the row without its history and its send bookkeeping. */
+export type RowOutcome = Pick<
+  RowRecord,
+  | "batchId"
+  | "rowKey"
+  | "rowNumber"
+  | "instruction"
+  | "source"
+  | "state"
+  | "attempt"
+  | "requoteGeneration"
+  | "paymentId"
+  | "paymentStatus"
+  | "debitUsd"
+  | "fxRate"
+  | "errorCode"
+  | "errorMessage"
+  | "updatedAt"
+>;
+
 /** What reconciliation reads of a row (BatchStore.rowHeads): no static record, no history. */
 export type RowHead = Pick<
   RowRecord,

@@ -21,7 +21,7 @@ import {
   BatchStore,
   DEFAULT_KEY_PREFIX,
   ROW_STATES,
-  type RowRecord,
+  type RowOutcome,
   TERMINAL_ROW_STATES,
 } from "../batches/index.js";
 import type { AppConfig } from "../config/index.js";
@@ -273,7 +273,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       };
     }
     // Streamed a page at a time: a big sheet's rows are never all held; the first few odd ones are shown.
-    const unexpected: RowRecord[] = [];
+    const unexpected: RowOutcome[] = [];
     let unexpectedCount = 0;
     for await (const row of rowsInSheetOrder(watchStore, batchId)) {
       if (asIntended(row, sandbox !== undefined)) continue;
@@ -321,7 +321,7 @@ function withinMs<T>(work: Promise<T>, ms: number): Promise<T> {
 }
 
 /** The state a row should end in: the sandbox's trigger values decide; a real service, any payment end. */
-function asIntended(row: RowRecord, sandbox: boolean): boolean {
+function asIntended(row: RowOutcome, sandbox: boolean): boolean {
   if (!sandbox) return row.state === "completed" || row.state === "failed" || row.state === "canceled";
   const outcome = outcomeForAmount(row.instruction.amount);
   return row.state === (outcome === "fail" ? "failed" : "completed");

@@ -11,6 +11,7 @@ import type { InvalidRowRecord } from "../batches/batch-store.js";
 import {
   type BatchRecord,
   type ResultState,
+  type RowOutcome,
   type RowRecord,
   resultStatusOf,
   rowIdempotencyKey,
@@ -93,7 +94,7 @@ export function usdFromMinor(minor: number | undefined): number | null {
 }
 
 /** One result line for a row that went into the pipeline. */
-export function resultRowOfRow(batch: ResultBatch, row: RowRecord): TableRow {
+export function resultRowOfRow(batch: ResultBatch, row: RowOutcome): TableRow {
   const status: ResultState = resultStatusOf(row.state);
   const result: Record<ResultColumn, CellValue> = {
     status,
@@ -167,7 +168,7 @@ function invalidInterleaver(batch: ResultBatch, invalid: readonly InvalidRowReco
  */
 export async function* resultTableRows(
   batch: ResultBatch,
-  rows: Iterable<RowRecord> | AsyncIterable<RowRecord>,
+  rows: Iterable<RowOutcome> | AsyncIterable<RowOutcome>,
   invalid: readonly InvalidRowRecord[],
   approvals?: string,
 ): AsyncGenerator<TableRow> {
@@ -183,7 +184,7 @@ export async function* resultTableRows(
 /** The whole table at once (rows in any order), for small batches and tests. */
 export function buildResultTable(
   batch: ResultBatch,
-  rows: readonly RowRecord[],
+  rows: readonly RowOutcome[],
   invalid: readonly InvalidRowRecord[],
 ): { columns: string[]; rows: TableRow[] } {
   const byNumber = (a: { rowNumber: number }, b: { rowNumber: number }) => a.rowNumber - b.rowNumber;

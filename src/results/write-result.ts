@@ -9,7 +9,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { ApprovalStore, approvalsCell } from "../approvals/index.js";
 import { readStop, withPauseShown } from "../batch-control/index.js";
-import type { BatchRecord, BatchStore, RowRecord } from "../batches/index.js";
+import type { BatchRecord, BatchStore, RowOutcome } from "../batches/index.js";
 import { ROW_CHUNK, staticRowNumber } from "../batches/index.js";
 import { PayoutsError } from "../errors/index.js";
 import type { TableRow } from "../files/index.js";
@@ -116,12 +116,12 @@ export async function writeResultFile(
  * without one (recorded by an older version) is ordered from the rows' static records (row numbers
  * only, read in chunks and dropped), then each chunk of rows is read.
  */
-export async function* rowsInSheetOrder(store: BatchStore, batchId: string): AsyncGenerator<RowRecord> {
+export async function* rowsInSheetOrder(store: BatchStore, batchId: string): AsyncGenerator<RowOutcome> {
   // The batch's order list: one page of keys at a time, so memory stays flat whatever the batch size.
   let page = await store.rowKeysInOrder(batchId, 0, ROW_CHUNK);
   if (page !== undefined) {
     for (let start = 0; page.length > 0; ) {
-      yield* await store.rowsPage(batchId, page);
+      yield* await store.rowOutcomesPage(batchId, page);
       start += page.length;
       if (page.length < ROW_CHUNK) break;
       page = (await store.rowKeysInOrder(batchId, start, ROW_CHUNK)) ?? [];
@@ -142,7 +142,7 @@ export async function* rowsInSheetOrder(store: BatchStore, batchId: string): Asy
   }
   numbered.sort((a, b) => a.rowNumber - b.rowNumber);
   for (let i = 0; i < numbered.length; i += ROW_CHUNK) {
-    yield* await store.rowsPage(
+    yield* await store.rowOutcomesPage(
       batchId,
       numbered.slice(i, i + ROW_CHUNK).map((n) => n.rowKey),
     );

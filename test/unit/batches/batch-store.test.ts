@@ -199,6 +199,56 @@ describe("row changes", () => {
     ]);
   });
 
+  it("reads a row's result-line fields alone exactly as the full row has them", async () => {
+    const { batchId, rows } = await newBatch([
+      instruction({ currency: "EUR", amount: 1234 }),
+      instruction(),
+      instruction(),
+    ]);
+    const [paid, failed] = rows.map((r) => r.rowKey);
+    await store.changeRow(batchId, paid!, {
+      to: "submitted",
+      fields: { paymentId: "pay_1", paymentStatus: "scheduled", debitUsd: 1411, fxRate: 1.1432 },
+      note: "payment created",
+    });
+    await store.changeRow(batchId, paid!, { to: "completed", fields: { paymentStatus: "completed" } });
+    await store.changeRow(batchId, failed!, {
+      to: "error",
+      fields: { errorCode: "SERVICE_UNAVAILABLE", errorMessage: "the service answered 503" },
+    });
+    const keys = [...rows.map((r) => r.rowKey), "NO-SUCH-ROW"];
+    const full = await store.rowsPage(batchId, keys);
+    const outcomes = await store.rowOutcomesPage(batchId, keys);
+    expect(outcomes).toHaveLength(3);
+    expect(outcomes).toEqual(
+      full.map((row) => ({
+        batchId: row.batchId,
+        rowKey: row.rowKey,
+        rowNumber: row.rowNumber,
+        instruction: row.instruction,
+        source: row.source,
+        state: row.state,
+        attempt: row.attempt,
+        requoteGeneration: row.requoteGeneration,
+        paymentId: row.paymentId,
+        paymentStatus: row.paymentStatus,
+        debitUsd: row.debitUsd,
+        fxRate: row.fxRate,
+        errorCode: row.errorCode,
+        errorMessage: row.errorMessage,
+        updatedAt: row.updatedAt,
+      })),
+    );
+    expect(outcomes[0]).toMatchObject({
+      state: "completed",
+      paymentId: "pay_1",
+      debitUsd: 1411,
+      fxRate: 1.1432,
+    });
+    expect(outcomes[1]).toMatchObject({ state: "error", errorCode: "SERVICE_UNAVAILABLE" });
+    expect(outcomes[2]).toMatchObject({ state: "queued", attempt: 1, paymentId: undefined });
+  });
+
   it("writes the payment id back into the history before the row loses it (a new attempt, another payment)", async () => {
     const { batchId, rows } = await newBatch();
     const key = rows[0]!.rowKey;
