@@ -319,7 +319,9 @@ async function finishRowWithIo(
 /**
  * The last pass over the valid rows, in sheet order: each row without a reference gets its content key,
  * and a row that pays what an earlier row of the sheet (or, through `index`, of a recent batch) pays is
- * a possible duplicate. The cross-batch look-ups go a chunk of rows at a time.
+ * a possible duplicate. The cross-batch look-ups go a chunk of rows at a time, one chunk ahead: a
+ * chunk's look-up is under way while the next chunk is read and validated (look-ups still go out, and
+ * are answered, in sheet order), so reading never waits for Redis.
  */
 async function* flagPossibleDuplicates(
   rows: AsyncIterable<ValidatedRow>,
@@ -327,50 +329,74 @@ async function* flagPossibleDuplicates(
 ): AsyncGenerator<ValidatedRow> {
   const sheet = new SheetDuplicates();
   type Waiting = { validated: ValidatedRow; paymentKey?: string; earlier?: DuplicateMatch | undefined };
-  let chunk: Waiting[] = [];
-  const flush = async function* (): AsyncGenerator<ValidatedRow> {
-    const waiting = chunk;
-    chunk = [];
+  type Asked = { waiting: Waiting[]; earlierBatches: Promise<Map<string, DuplicateMatch[]> | undefined> };
+  const ask = (waiting: Waiting[]): Asked => {
     const asked = waiting.flatMap(({ validated, paymentKey, earlier }) =>
       validated.instruction && paymentKey
         ? [{ row: validated.instruction, paymentKey, earlierInSheet: earlier !== undefined }]
         : [],
     );
-    const earlierBatches = ctx.index && asked.length > 0 ? await ctx.index.matches(asked) : undefined;
+    const earlierBatches =
+      ctx.index && asked.length > 0 ? ctx.index.matches(asked) : Promise.resolve(undefined);
+    // Awaited once the chunk before it is answered; a failure meanwhile is not unhandled.
+    earlierBatches.catch(() => undefined);
+    return { waiting, earlierBatches };
+  };
+  const answer = async function* ({ waiting, earlierBatches }: Asked): AsyncGenerator<ValidatedRow> {
+    const found = await earlierBatches;
     for (const { validated, paymentKey, earlier } of waiting) {
       const instruction = validated.instruction;
       if (!instruction || !paymentKey) {
         yield validated;
         continue;
       }
-      const matches = [...(earlier ? [earlier] : []), ...(earlierBatches?.get(paymentKey) ?? [])];
+      const matches = [...(earlier ? [earlier] : []), ...(found?.get(paymentKey) ?? [])];
       if (matches.length === 0) {
         yield validated;
         continue;
       }
-      const found = problem(
+      const duplicate = problem(
         validated.row.rowNumber,
         ctx.column,
         "POSSIBLE_DUPLICATE",
         possibleDuplicateMessage(instruction, matches),
       );
       yield ctx.allow
-        ? { ...validated, possibleDuplicates: [found] }
-        : { row: validated.row, problems: [...validated.problems, found] };
+        ? { ...validated, possibleDuplicates: [duplicate] }
+        : { row: validated.row, problems: [...validated.problems, duplicate] };
     }
   };
-  for await (const validated of rows) {
-    const waiting: Waiting = { validated };
-    if (validated.instruction) {
-      const seen = sheet.check(validated.instruction);
-      if (seen.contentKey) validated.instruction = { ...validated.instruction, contentKey: seen.contentKey };
-      waiting.paymentKey = seen.paymentKey;
-      waiting.earlier = seen.earlier;
+  let chunk: Waiting[] = [];
+  let inFlight: Asked | undefined;
+  const next = async function* (): AsyncGenerator<ValidatedRow> {
+    const asked = ask(chunk);
+    chunk = [];
+    if (inFlight) yield* answer(inFlight);
+    inFlight = undefined;
+    // Without an index there is nothing to wait for: each row is handed on as soon as it is read.
+    if (ctx.index) inFlight = asked;
+    else yield* answer(asked);
+  };
+  try {
+    for await (const validated of rows) {
+      const waiting: Waiting = { validated };
+      if (validated.instruction) {
+        const seen = sheet.check(validated.instruction);
+        if (seen.contentKey)
+          validated.instruction = { ...validated.instruction, contentKey: seen.contentKey };
+        waiting.paymentKey = seen.paymentKey;
+        waiting.earlier = seen.earlier;
+      }
+      chunk.push(waiting);
+      if (!ctx.index || chunk.length >= ctx.chunkSize) yield* next();
     }
-    chunk.push(waiting);
-    if (!ctx.index || chunk.length >= ctx.chunkSize) yield* flush();
+    yield* next();
+    if (inFlight) yield* answer(inFlight);
+  } finally {
+    // A sheet that fails or is abandoned part way takes its claim back afterwards: a look-up still
+    // under way (which records rows) must have ended first.
+    await inFlight?.earlierBatches.catch(() => undefined);
   }
-  yield* flush();
 }
 
 function referenceText(row: SheetRow, referenceKey: string | undefined): string | undefined {
