@@ -12,6 +12,7 @@ export {
 export {
   createResultOutbox,
   DEFAULT_OUTBOX_DEBOUNCE_MS,
+  REFRESH_FACTOR,
   type ResultOutbox,
   type ResultOutboxOptions,
   WRITE_SPACING,

@@ -4,10 +4,10 @@
  * Rows change in bursts (a thousand payments created in a second, then webhooks over hours), so
  * writes are throttled per batch: the first change schedules a write `debounceMs` later, changes
  * during that wait or during the write only mark the batch dirty again, and a dirty batch gets one
- * more write `debounceMs` after the previous one ended (or WRITE_SPACING times as long as that write
- * took, if longer: a 1M-row file that takes 20 s to write is rewritten at most every 160 s).
- * So there is at most one write per window per batch, writes of one batch never overlap, and a
- * write always follows the last change.
+ * more write REFRESH_FACTOR times `debounceMs` after the previous one ended (or WRITE_SPACING times
+ * as long as that write took, if longer: a 1M-row file that takes 20 s to write is rewritten at most
+ * every 160 s). So there is at most one write per window per batch, writes of one batch never
+ * overlap, and a write always follows the last change.
  */
 import path from "node:path";
 import type { BatchStore } from "../batches/index.js";
@@ -57,6 +57,8 @@ interface BatchSlot {
   lastWriteMs: number;
   /** Writes failed in a row (reset by a success). */
   failures: number;
+  /** The file was written since the batch's changes began: the next write is a refresh. */
+  written: boolean;
 }
 
 /**
@@ -78,6 +80,15 @@ export function retryDelayMs(debounceMs: number, failures: number): number {
 }
 
 export const DEFAULT_OUTBOX_DEBOUNCE_MS = 2000;
+
+/**
+ * A running batch's file is rewritten at most every REFRESH_FACTOR debounce periods (10 s by
+ * default): every rewrite reads all of the batch's rows, so a batch paid at a service's pace (a
+ * hundred rows a second, say) would otherwise read each row again every few seconds for the few rows
+ * that changed. The first write after a batch's changes begin still comes one debounce period after
+ * them, and a finished batch's file is written at once.
+ */
+export const REFRESH_FACTOR = 5;
 
 /**
  * The wait before a batch's next write, in multiples of its last write's duration: at most a ninth of
@@ -104,7 +115,14 @@ export function createResultOutbox(options: ResultOutboxOptions): ResultOutbox {
   function slotOf(batchId: string): BatchSlot {
     let slot = slots.get(batchId);
     if (!slot) {
-      slot = { dirty: false, timer: undefined, writing: undefined, lastWriteMs: 0, failures: 0 };
+      slot = {
+        dirty: false,
+        timer: undefined,
+        writing: undefined,
+        lastWriteMs: 0,
+        failures: 0,
+        written: false,
+      };
       slots.set(batchId, slot);
     }
     return slot;
@@ -114,7 +132,10 @@ export function createResultOutbox(options: ResultOutboxOptions): ResultOutbox {
     if (slot.timer || slot.writing || !slot.dirty) return;
     // A big batch waits WRITE_SPACING times as long as its last write took, so keeping its file
     // current costs at most 1/(1 + WRITE_SPACING) of the worker's time whatever the batch size.
-    const spacing = Math.max(debounceMs, slot.lastWriteMs * WRITE_SPACING);
+    const spacing = Math.max(
+      slot.written ? debounceMs * REFRESH_FACTOR : debounceMs,
+      slot.lastWriteMs * WRITE_SPACING,
+    );
     slot.timer = setTimeout(
       () => {
         slot.timer = undefined;
@@ -135,6 +156,7 @@ export function createResultOutbox(options: ResultOutboxOptions): ResultOutbox {
         if (slot.failures > 0)
           options.logger?.info({ batchId, failedBefore: slot.failures }, "result file written after failing");
         slot.failures = 0;
+        slot.written = true;
         options.logger?.info(
           { batchId, rows: result.rows, ms: Date.now() - startedAt },
           "result file written",

@@ -6,7 +6,12 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { BatchStore } from "../../../src/batches/index.js";
-import { createResultOutbox, type ResultFiles, WRITE_SPACING } from "../../../src/results/index.js";
+import {
+  createResultOutbox,
+  REFRESH_FACTOR,
+  type ResultFiles,
+  WRITE_SPACING,
+} from "../../../src/results/index.js";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -56,7 +61,7 @@ describe("the result outbox at scale", () => {
       for (let i = 2; i < files.starts.length; i++) {
         // Each write starts at least WRITE_SPACING times one write's duration after the previous ended.
         expect(files.starts[i]! - (files.starts[i - 1]! + writeMs)).toBeGreaterThanOrEqual(
-          Math.max(2_000, writeMs * WRITE_SPACING),
+          Math.max(2_000 * REFRESH_FACTOR, writeMs * WRITE_SPACING),
         );
       }
       // The last change is still written, and writeNow (the batch finished) writes at once.
@@ -70,4 +75,31 @@ describe("the result outbox at scale", () => {
       await outbox.close();
     },
   );
+
+  it("writes a batch's first change after one debounce period, then refreshes it at most every REFRESH_FACTOR periods", async () => {
+    const files = slowFiles(10);
+    const outbox = createResultOutbox({ store: {} as BatchStore, dataDir: "/tmp", files, debounceMs: 2_000 });
+    const start = Date.now();
+    // A batch paid at a service's pace: a row changes every 10 ms for a minute.
+    for (let t = 0; t < 60_000; t += 10) {
+      outbox.markDirty("b1");
+      await vi.advanceTimersByTimeAsync(10);
+    }
+    expect(files.starts[0]! - start).toBe(2_000);
+    for (let i = 1; i < files.starts.length; i++) {
+      expect(files.starts[i]! - (files.starts[i - 1]! + 10)).toBeGreaterThanOrEqual(2_000 * REFRESH_FACTOR);
+    }
+    // One write after the debounce, then one per refresh period: not one every debounce period.
+    expect(files.starts.length).toBe(1 + Math.floor((60_000 - 2_000) / (2_000 * REFRESH_FACTOR + 10)));
+    // A batch whose changes stopped and started again is written one debounce period after them.
+    await vi.advanceTimersByTimeAsync(2_000 * REFRESH_FACTOR + 100);
+    const written = files.starts.length;
+    await vi.advanceTimersByTimeAsync(60_000);
+    const again = Date.now();
+    outbox.markDirty("b1");
+    await vi.advanceTimersByTimeAsync(2_010);
+    expect(files.starts.length).toBe(written + 1);
+    expect(files.starts[written]! - again).toBe(2_000);
+    await outbox.close();
+  });
 });
