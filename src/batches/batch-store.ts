@@ -570,23 +570,12 @@ export class BatchStore {
    * files and sweeps read large batches a chunk at a time instead of a round trip per row.
    */
   async rowsPage(batchId: string, rowKeys: readonly string[]): Promise<RowRecord[]> {
-    if (rowKeys.length === 0) return [];
-    const sourceKeys = await this.sourceKeys(batchId);
-    const pipeline = this.redis.pipeline();
-    pipeline.hmget(this.keys.rows(batchId), ...rowKeys);
-    for (const rowKey of rowKeys) pipeline.hgetall(this.keys.row(batchId, rowKey));
-    const results = (await pipeline.exec()) ?? [];
-    const [staticsErr, statics] = results[0] as [Error | null, (string | null)[]];
-    if (staticsErr) throw staticsErr;
-    const rows: RowRecord[] = [];
-    rowKeys.forEach((rowKey, i) => {
-      const [err, hash] = results[i + 1] as [Error | null, Record<string, string>];
-      if (err) throw err;
-      const json = statics[i];
-      if (json && hash.state)
-        rows.push(this.rowFrom(batchId, rowKey, decodeStaticRow(rowKey, json, sourceKeys), hash));
-    });
-    return rows;
+    const read = await this.withStaticRecords<Record<string, string>>(batchId, rowKeys, (p, key) =>
+      p.hgetall(key),
+    );
+    return read.flatMap(({ rowKey, record, reply }) =>
+      reply.state ? [this.rowFrom(batchId, rowKey, record, reply)] : [],
+    );
   }
 
   /**
@@ -595,19 +584,10 @@ export class BatchStore {
    * (a result file is rewritten while its batch runs: the history would be read and parsed each time).
    */
   async rowOutcomesPage(batchId: string, rowKeys: readonly string[]): Promise<RowOutcome[]> {
-    if (rowKeys.length === 0) return [];
-    const sourceKeys = await this.sourceKeys(batchId);
-    const pipeline = this.redis.pipeline();
-    pipeline.hmget(this.keys.rows(batchId), ...rowKeys);
-    for (const rowKey of rowKeys) pipeline.hmget(this.keys.row(batchId, rowKey), ...OUTCOME_FIELDS);
-    const results = (await pipeline.exec()) ?? [];
-    const [staticsErr, statics] = results[0] as [Error | null, (string | null)[]];
-    if (staticsErr) throw staticsErr;
-    const rows: RowOutcome[] = [];
-    rowKeys.forEach((rowKey, i) => {
-      const [err, values] = results[i + 1] as [Error | null, (string | null)[]];
-      if (err) throw err;
-      const json = statics[i];
+    const read = await this.withStaticRecords<(string | null)[]>(batchId, rowKeys, (p, key) =>
+      p.hmget(key, ...OUTCOME_FIELDS),
+    );
+    return read.flatMap(({ rowKey, record, reply }) => {
       const [
         state,
         attempt,
@@ -619,28 +599,28 @@ export class BatchStore {
         errorCode,
         errorMessage,
         updatedAt,
-      ] = values;
-      if (!json || !state) return;
-      const { rowNumber, instruction, source } = decodeStaticRow(rowKey, json, sourceKeys);
-      rows.push({
-        batchId,
-        rowKey,
-        rowNumber,
-        instruction,
-        source,
-        state: isRowState(state) ? state : "queued",
-        attempt: Number(attempt ?? 1),
-        requoteGeneration: Number(requoteGeneration ?? 0),
-        paymentId: paymentId || undefined,
-        paymentStatus: paymentStatus || undefined,
-        debitUsd: optionalNumber(debitUsd ?? undefined),
-        fxRate: optionalNumber(fxRate ?? undefined),
-        errorCode: errorCode || undefined,
-        errorMessage: errorMessage || undefined,
-        updatedAt: isoOfStamp(updatedAt ?? ""),
-      });
+      ] = reply;
+      if (!state) return [];
+      return [
+        {
+          batchId,
+          rowKey,
+          rowNumber: record.rowNumber,
+          instruction: record.instruction,
+          source: record.source,
+          state: isRowState(state) ? state : "queued",
+          attempt: Number(attempt ?? 1),
+          requoteGeneration: Number(requoteGeneration ?? 0),
+          paymentId: paymentId || undefined,
+          paymentStatus: paymentStatus || undefined,
+          debitUsd: optionalNumber(debitUsd ?? undefined),
+          fxRate: optionalNumber(fxRate ?? undefined),
+          errorCode: errorCode || undefined,
+          errorMessage: errorMessage || undefined,
+          updatedAt: isoOfStamp(updatedAt ?? ""),
+        },
+      ];
     });
-    return rows;
   }
 
   /**
@@ -649,33 +629,48 @@ export class BatchStore {
    * without the history a full row carries.
    */
   async auditRows(batchId: string, rowKeys: readonly string[]): Promise<AuditedRow[]> {
+    const read = await this.withStaticRecords<(string | null)[]>(batchId, rowKeys, (p, key) =>
+      p.hmget(key, "state", "attempt", "paymentId"),
+    );
+    return read.flatMap(({ rowKey, record, reply: [state, attempt, paymentId] }) =>
+      state && isRowState(state)
+        ? [
+            {
+              rowKey,
+              rowNumber: record.rowNumber,
+              instruction: record.instruction,
+              state,
+              attempt: Number(attempt ?? 1),
+              paymentId: paymentId || undefined,
+            },
+          ]
+        : [],
+    );
+  }
+
+  /**
+   * The static records of the rows with these keys, each beside what `ask` reads from its state hash,
+   * in one pipeline, in the order given; rows without a static record are left out.
+   */
+  private async withStaticRecords<T>(
+    batchId: string,
+    rowKeys: readonly string[],
+    ask: (pipeline: ReturnType<RedisClient["pipeline"]>, rowStateKey: string) => void,
+  ): Promise<{ rowKey: string; record: StaticRow; reply: T }[]> {
     if (rowKeys.length === 0) return [];
     const sourceKeys = await this.sourceKeys(batchId);
     const pipeline = this.redis.pipeline();
     pipeline.hmget(this.keys.rows(batchId), ...rowKeys);
-    for (const rowKey of rowKeys)
-      pipeline.hmget(this.keys.row(batchId, rowKey), "state", "attempt", "paymentId");
+    for (const rowKey of rowKeys) ask(pipeline, this.keys.row(batchId, rowKey));
     const results = (await pipeline.exec()) ?? [];
     const [staticsErr, statics] = results[0] as [Error | null, (string | null)[]];
     if (staticsErr) throw staticsErr;
-    const rows: AuditedRow[] = [];
-    rowKeys.forEach((rowKey, i) => {
-      const [err, value] = results[i + 1] as [Error | null, (string | null)[]];
+    return rowKeys.flatMap((rowKey, i) => {
+      const [err, reply] = results[i + 1] as [Error | null, T];
       if (err) throw err;
-      const [state, attempt, paymentId] = value;
       const json = statics[i];
-      if (!json || !state || !isRowState(state)) return;
-      const { rowNumber, instruction } = decodeStaticRow(rowKey, json, sourceKeys);
-      rows.push({
-        rowKey,
-        rowNumber,
-        instruction,
-        state,
-        attempt: Number(attempt ?? 1),
-        paymentId: paymentId || undefined,
-      });
+      return json ? [{ rowKey, record: decodeStaticRow(rowKey, json, sourceKeys), reply }] : [];
     });
-    return rows;
   }
 
   /** Every valid row of a batch, ordered by row number (for status, result files and recovery). */
