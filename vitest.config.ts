@@ -28,6 +28,11 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // vitest's default is one fork fewer than the machine's cores: a single fork on a 2-core machine,
+    // so the files ran one after another although most of their time is spent waiting on child
+    // processes, Redis and timers. Two forks keep both cores busy; the time-outs above leave room
+    // for the extra load.
+    maxWorkers: 2,
     // Tests reuse the same sheets across batches; the cross-batch duplicate check is tested with its
     // window set explicitly (test/integration/duplicates), so it is off by default here.
     env: { PAYOUTS_DUPLICATE_WINDOW_DAYS: "0" },

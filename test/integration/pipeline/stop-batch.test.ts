@@ -131,7 +131,9 @@ const plain = (i: number) => instruction({ amount: 40_000 + i * 100 });
 describe("stopping a batch", () => {
   it("pause: no new payment is created while paused; resume pays every row exactly once", async () => {
     const { prefix, pipeline } = await setUp("pause");
-    const rows = Array.from({ length: 30 }, (_, i) => plain(i));
+    // Enough rows that some are still unsent when the pause lands: at 5 rows/s these take 12 s to send,
+    // and starting the `payouts pause` process on a loaded machine takes seconds of that.
+    const rows = Array.from({ length: 60 }, (_, i) => plain(i));
     const batchId = await submit(pipeline, rows);
     await startWorker(prefix, 5);
     await until("a few rows sent", async () =>
