@@ -123,7 +123,13 @@ interface SandboxProc extends Proc {
 }
 
 async function startSandboxProc(): Promise<SandboxProc & { exited: Promise<unknown> }> {
-  const proc = startPayouts("sandbox", ["sandbox", "--port", "0"], { LOG_LEVEL: "warn" }, undefined, profileArgs());
+  const proc = startPayouts(
+    "sandbox",
+    ["sandbox", "--port", "0"],
+    { LOG_LEVEL: "warn" },
+    undefined,
+    profileArgs(),
+  );
   const url = await waitForOutput(proc, /base URL\s+(http\S+)/);
   const apiKey = await waitForOutput(proc, /API key\s+(\S+)/);
   return Object.assign(proc, { url, apiKey });
