@@ -122,15 +122,19 @@ export function createReconcileProcessor(options: ReconcileProcessorOptions) {
   /** Per batch: a check waiting to start, and whether a row turned final during the running one. */
   const finishChecks = new Map<string, { timer?: NodeJS.Timeout; running: boolean; again: boolean }>();
   const runningChecks = new Set<Promise<void>>();
+  /** Follow-ups of batches this process finished (onBatchFinished), still running. */
+  const runningHooks = new Set<Promise<void>>();
   let finishChecksClosed = false;
 
   function notify(hook: ((batchId: string) => void | Promise<void>) | undefined, batchId: string): void {
     if (!hook) return;
-    Promise.resolve()
+    const running = Promise.resolve()
       .then(() => hook(batchId))
       .catch((err: unknown) => {
         logger?.error({ batchId, err }, "reconcile hook failed");
-      });
+      })
+      .finally(() => runningHooks.delete(running));
+    runningHooks.add(running);
   }
 
   /**
@@ -226,6 +230,9 @@ export function createReconcileProcessor(options: ReconcileProcessorOptions) {
     for (const [, slot] of waiting) clearTimeout(slot.timer);
     finishChecks.clear();
     await Promise.all(waiting.map(([batchId]) => runFinishCheck(batchId)));
+    // A finished batch's follow-up (its final result file, ledger audit and notification) reads
+    // Redis and the service too: it ends before their connections close.
+    await Promise.all(runningHooks);
   }
 
   /** Applies one payment snapshot to its row (read before, or now). */
