@@ -367,15 +367,17 @@ async function* flagPossibleDuplicates(
     }
   };
   let chunk: Waiting[] = [];
-  let inFlight: Asked | undefined;
-  const next = async function* (): AsyncGenerator<ValidatedRow> {
-    const asked = ask(chunk);
+  // Look-ups sent and not answered yet, oldest first: one stays under way while the next chunk is read.
+  const unanswered: Asked[] = [];
+  const next = async function* (keep: number): AsyncGenerator<ValidatedRow> {
+    if (chunk.length > 0) unanswered.push(ask(chunk));
     chunk = [];
-    if (inFlight) yield* answer(inFlight);
-    inFlight = undefined;
-    // Without an index there is nothing to wait for: each row is handed on as soon as it is read.
-    if (ctx.index) inFlight = asked;
-    else yield* answer(asked);
+    // Answered in sheet order, and dropped only once answered: a reader that stops meanwhile still
+    // finds every look-up under way in `unanswered`.
+    while (unanswered.length > keep) {
+      yield* answer(unanswered[0]!);
+      unanswered.shift();
+    }
   };
   try {
     for await (const validated of rows) {
@@ -388,14 +390,15 @@ async function* flagPossibleDuplicates(
         waiting.earlier = seen.earlier;
       }
       chunk.push(waiting);
-      if (!ctx.index || chunk.length >= ctx.chunkSize) yield* next();
+      // Without an index there is nothing to wait for: each row is handed on as soon as it is read.
+      if (!ctx.index) yield* next(0);
+      else if (chunk.length >= ctx.chunkSize) yield* next(1);
     }
-    yield* next();
-    if (inFlight) yield* answer(inFlight);
+    yield* next(0);
   } finally {
-    // A sheet that fails or is abandoned part way takes its claim back afterwards: a look-up still
-    // under way (which records rows) must have ended first.
-    await inFlight?.earlierBatches.catch(() => undefined);
+    // A sheet that fails or is abandoned part way takes its claim back afterwards: every look-up
+    // still under way (each records rows) must have ended first.
+    await Promise.all(unanswered.map((a) => a.earlierBatches.catch(() => undefined)));
   }
 }
 

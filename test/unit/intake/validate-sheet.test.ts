@@ -120,6 +120,34 @@ describe("validateSheet", () => {
     },
   );
 
+  it("a reader that stops part way returns only once every duplicate look-up under way has ended", async () => {
+    // Each look-up records its rows in the index (a claim): the submission takes the claim back when
+    // the sheet is not submitted, which must come after the last look-up, never before it.
+    let started = 0;
+    let ended = 0;
+    const index = {
+      matches: async () => {
+        started++;
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        ended++;
+        return new Map();
+      },
+    };
+    const validation = await validateSheet(sheetPath, {
+      api: eligibilityApi(),
+      live,
+      chunkSize: 2,
+      duplicates: { index, allow: false },
+    });
+    for await (const v of validation.rows) {
+      expect(v.row.rowNumber).toBe(2);
+      break;
+    }
+    // The next chunk's look-up was sent while the first was answered, and it has ended too.
+    expect(started).toBeGreaterThanOrEqual(2);
+    expect(ended).toBe(started);
+  });
+
   it("names the attachment file of a valid row", async () => {
     const validation = await validateSheet(sheetPath, { api: eligibilityApi(), live });
     for await (const v of validation.rows) {
