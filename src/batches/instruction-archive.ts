@@ -4,10 +4,11 @@
  * and what `payouts recover` rebuilds the batch from when Redis lost it (docs/design.md §3.3).
  *
  * Line 1 is `{"kind":"batch", ...}`; then one `{"kind":"row", ...instruction}` per valid row and one
- * `{"kind":"invalid", ...}` per invalid row, in sheet order (or the valid rows first). An operator's correction (a result file dropped back in)
- * is appended as `{"kind":"correction", "attempt", ...instruction}`: read back, the last correction of
- * a row replaces its instruction and cells and carries the attempt it started, so a batch rebuilt
- * from the archive pays the corrected row, never its original values.
+ * `{"kind":"invalid", ...}` per invalid row, in sheet order (or the valid rows first). An operator's
+ * correction (a result file dropped back in) is appended as
+ * `{"kind":"correction", "attempt", ...instruction}`: read back, the last correction of a row replaces
+ * its instruction and cells and carries the attempt it started, so a batch rebuilt from the archive
+ * pays the corrected row, never its original values.
  *
  * Beside the archives, `archive/files/<sha256>.batch` names the batch a file's content was accepted
  * as: the duplicate-file guard that survives the loss of Redis.
