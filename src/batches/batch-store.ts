@@ -173,7 +173,7 @@ function msArg(ms: number | undefined): string {
   return ms === undefined ? "" : String(Math.floor(ms));
 }
 
-/** The fields of a row's state hash that its result line shows, in the order rowOutcomesPage reads them. */
+/** The fields of a row's state hash that its result line shows (outcomeFrom). */
 const OUTCOME_FIELDS = [
   "state",
   "attempt",
@@ -186,6 +186,27 @@ const OUTCOME_FIELDS = [
   "errorMessage",
   "updatedAt",
 ] as const;
+
+/** A row as its result line shows it, from its static record and its state hash (or part of it). */
+function outcomeFrom(batchId: string, rowKey: string, s: StaticRow, h: Record<string, string>): RowOutcome {
+  return {
+    batchId,
+    rowKey,
+    rowNumber: s.rowNumber,
+    instruction: s.instruction,
+    source: s.source,
+    state: h.state && isRowState(h.state) ? h.state : "queued",
+    attempt: Number(h.attempt ?? 1),
+    requoteGeneration: Number(h.requoteGeneration ?? 0),
+    paymentId: h.paymentId || undefined,
+    paymentStatus: h.paymentStatus || undefined,
+    debitUsd: optionalNumber(h.debitUsd),
+    fxRate: optionalNumber(h.fxRate),
+    errorCode: h.errorCode || undefined,
+    errorMessage: h.errorMessage || undefined,
+    updatedAt: isoOfStamp(h.updatedAt ?? ""),
+  };
+}
 
 function optionalNumber(value: string | undefined): number | undefined {
   return value === undefined || value === "" ? undefined : Number(value);
@@ -588,38 +609,12 @@ export class BatchStore {
       p.hmget(key, ...OUTCOME_FIELDS),
     );
     return read.flatMap(({ rowKey, record, reply }) => {
-      const [
-        state,
-        attempt,
-        requoteGeneration,
-        paymentId,
-        paymentStatus,
-        debitUsd,
-        fxRate,
-        errorCode,
-        errorMessage,
-        updatedAt,
-      ] = reply;
-      if (!state) return [];
-      return [
-        {
-          batchId,
-          rowKey,
-          rowNumber: record.rowNumber,
-          instruction: record.instruction,
-          source: record.source,
-          state: isRowState(state) ? state : "queued",
-          attempt: Number(attempt ?? 1),
-          requoteGeneration: Number(requoteGeneration ?? 0),
-          paymentId: paymentId || undefined,
-          paymentStatus: paymentStatus || undefined,
-          debitUsd: optionalNumber(debitUsd ?? undefined),
-          fxRate: optionalNumber(fxRate ?? undefined),
-          errorCode: errorCode || undefined,
-          errorMessage: errorMessage || undefined,
-          updatedAt: isoOfStamp(updatedAt ?? ""),
-        },
-      ];
+      const hash: Record<string, string> = {};
+      OUTCOME_FIELDS.forEach((field, i) => {
+        const value = reply[i];
+        if (value !== null && value !== undefined) hash[field] = value;
+      });
+      return hash.state ? [outcomeFrom(batchId, rowKey, record, hash)] : [];
     });
   }
 
@@ -695,20 +690,8 @@ export class BatchStore {
   }
 
   private rowFrom(batchId: string, rowKey: string, s: StaticRow, h: Record<string, string>): RowRecord {
-    const state = h.state && isRowState(h.state) ? h.state : "queued";
     return {
-      batchId,
-      rowKey,
-      rowNumber: s.rowNumber,
-      instruction: s.instruction,
-      source: s.source,
-      state,
-      attempt: Number(h.attempt ?? 1),
-      requoteGeneration: Number(h.requoteGeneration ?? 0),
-      paymentId: h.paymentId || undefined,
-      paymentStatus: h.paymentStatus || undefined,
-      debitUsd: optionalNumber(h.debitUsd),
-      fxRate: optionalNumber(h.fxRate),
+      ...outcomeFrom(batchId, rowKey, s, h),
       ...(h.fees ? { fees: decodeFees(h.fees, h.currency) } : {}),
       ...(h.paymentUpdatedAt ? { paymentUpdatedAt: isoOfStamp(h.paymentUpdatedAt) } : {}),
       ...(h.paymentCreatedAt ? { paymentCreatedAt: isoOfStamp(h.paymentCreatedAt) } : {}),
@@ -717,9 +700,6 @@ export class BatchStore {
       sentGeneration: optionalNumber(h.sentGeneration),
       lastSentAt: optionalNumber(h.lastSentAt),
       inDoubtUntil: optionalNumber(h.inDoubtUntil),
-      errorCode: h.errorCode || undefined,
-      errorMessage: h.errorMessage || undefined,
-      updatedAt: isoOfStamp(h.updatedAt ?? ""),
       history: parseHistory(h.history, h.paymentId || undefined),
     };
   }
