@@ -10,6 +10,7 @@ import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { allow } from "../auth/index.js";
 import { auditAndRecord, DIFFERENCE_KINDS, UnknownAuditBatchError } from "../ledger-audit/index.js";
+import { markForLook } from "../reconcile/index.js";
 import { BATCH_ID_PATTERN } from "../row-identity/index.js";
 import { ApiError } from "./api-error.js";
 import type { ApiContext } from "./context.js";
@@ -63,7 +64,12 @@ export function registerLedgerRoutes(parent: FastifyInstance, ctx: ApiContext): 
       if (!BATCH_ID_PATTERN.test(id)) throw new ApiError(404, "NOT_FOUND", `no batch ${id}`);
       const { limit } = request.query;
       try {
-        const { report } = await auditAndRecord({ store: ctx.store, client: ctx.client, batchId: id });
+        const { report } = await auditAndRecord({
+          store: ctx.store,
+          client: ctx.client,
+          batchId: id,
+          follow: markForLook(ctx.reconcile),
+        });
         return {
           batchId: report.batchId,
           summary: report.summary,

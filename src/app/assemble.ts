@@ -32,6 +32,7 @@ import {
 import {
   createPayoutsClient,
   createSharedRateLimiter,
+  type Payment,
   type PayoutsClient,
   type SharedRateLimiter,
 } from "../payouts-api/index.js";
@@ -257,9 +258,12 @@ async function startReconcile(a: Assembly, client: () => PayoutsClient): Promise
   const returned = payoutReturnedHandler({ store, notify, logger });
   const auditClient = client();
   a.finals.push(() => auditClient.close());
+  // A row the audit finds behind its payment (returned since its last look) follows it here, with its
+  // notification, before the outcome is kept: the outcome does not go stale a moment later.
+  let follow: ((payments: readonly Payment[]) => Promise<unknown>) | undefined;
   const ledgerCheck = async (batchId: string): Promise<void> => {
     try {
-      const { report } = await auditAndRecord({ store, client: auditClient, batchId });
+      const { report } = await auditAndRecord({ store, client: auditClient, batchId, follow });
       const level = report.differences.length === 0 ? "info" : "warn";
       logger[level]({ batchId, pages: report.pages, summary: report.summary }, "ledger audit");
     } catch (err) {
@@ -293,6 +297,7 @@ async function startReconcile(a: Assembly, client: () => PayoutsClient): Promise
     logger,
   });
   services.reconcile = reconcile;
+  follow = (payments) => reconcile.processor.applyPayments(payments);
   // Looks only read the ledger: cut at the end of the drain, their marks stay for the next look.
   a.drains.push((graceMs) => reconcile.stop(shutdownBudget(graceMs).drainMs));
 }

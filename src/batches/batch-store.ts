@@ -625,9 +625,9 @@ export class BatchStore {
    */
   async auditRows(batchId: string, rowKeys: readonly string[]): Promise<AuditedRow[]> {
     const read = await this.withStaticRecords<(string | null)[]>(batchId, rowKeys, (p, key) =>
-      p.hmget(key, "state", "attempt", "paymentId"),
+      p.hmget(key, "state", "attempt", "paymentId", "paymentUpdatedAt"),
     );
-    return read.flatMap(({ rowKey, record, reply: [state, attempt, paymentId] }) =>
+    return read.flatMap(({ rowKey, record, reply: [state, attempt, paymentId, updatedAt] }) =>
       state && isRowState(state)
         ? [
             {
@@ -637,6 +637,7 @@ export class BatchStore {
               state,
               attempt: Number(attempt ?? 1),
               paymentId: paymentId || undefined,
+              paymentUpdatedAt: updatedAt ? isoOfStamp(updatedAt) : undefined,
             },
           ]
         : [],

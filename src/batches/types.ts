@@ -194,7 +194,7 @@ export type RowHead = Pick<
 /** What an audit holds against the ledger of a row (BatchStore.auditRows): no history. */
 export type AuditedRow = Pick<
   RowRecord,
-  "rowKey" | "rowNumber" | "instruction" | "state" | "attempt" | "paymentId"
+  "rowKey" | "rowNumber" | "instruction" | "state" | "attempt" | "paymentId" | "paymentUpdatedAt"
 >;
 
 /** Counts by state and money per currency and state, in minor units of that currency. */

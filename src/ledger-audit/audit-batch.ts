@@ -27,6 +27,7 @@ import {
   missingPayment,
   paymentAttempt,
   paymentWithoutRow,
+  rowIsBehind,
 } from "./compare.js";
 
 export class UnknownAuditBatchError extends PayoutsError {
@@ -59,6 +60,13 @@ export interface AuditBatchOptions {
   client: Pick<PayoutsClient, "payments">;
   batchId: string;
   now?: () => Date;
+  /**
+   * Where payments go whose rows have not followed them yet (compare.ts `rowIsBehind`: a return after
+   * the row's last look, say) before they are compared. The worker applies them (the row follows, with
+   * its notification); the CLI and the API mark their rows for the reconciler. The rows are read again
+   * afterwards: a row that followed matches, one that did not is reported.
+   */
+  follow?: ((payments: readonly Payment[]) => Promise<unknown>) | undefined;
 }
 
 /** A set of row numbers, a byte each, growing with the largest number seen. */
@@ -127,6 +135,7 @@ export async function auditBatch(options: AuditBatchOptions): Promise<AuditRepor
       const row = rowKey ? (await store.auditRows(batchId, [rowKey]))[0] : undefined;
       if (row) rows.set(value, row);
     }
+    if (options.follow) await followBehind(options, page, rows);
     for (const payment of page) {
       const row = rows.get(payment.metadata?.payouts_row ?? "");
       if (!row) {
@@ -168,6 +177,27 @@ export async function auditBatch(options: AuditBatchOptions): Promise<AuditRepor
     summary: ledgerSummary(rowCount, matched, byKind),
     at: (options.now?.() ?? new Date()).toISOString(),
   };
+}
+
+/** Hands on the page's payments whose rows are behind them, and reads those rows again. */
+async function followBehind(
+  options: AuditBatchOptions,
+  page: readonly Payment[],
+  rows: Map<string, AuditedRow>,
+): Promise<void> {
+  const behind = page.filter((p) => {
+    const row = rows.get(p.metadata?.payouts_row ?? "");
+    return row !== undefined && rowIsBehind(row, p);
+  });
+  if (behind.length === 0) return;
+  await options.follow!(behind);
+  const values = [...new Set(behind.map((p) => p.metadata!.payouts_row!))];
+  const rowKeys = values.map((v) => rows.get(v)!.rowKey);
+  const fresh = new Map((await options.store.auditRows(options.batchId, rowKeys)).map((r) => [r.rowKey, r]));
+  values.forEach((value, i) => {
+    const row = fresh.get(rowKeys[i]!);
+    if (row) rows.set(value, row);
+  });
 }
 
 function checkPayment(

@@ -14,7 +14,7 @@
  *   payee-differs        the payment pays another account than the row's
  *   state-differs        the payment's status and the row's state disagree
  */
-import type { RowRecord, RowState } from "../batches/index.js";
+import { normalisedPaymentTime, type RowRecord, type RowState } from "../batches/index.js";
 import type { Payment } from "../payouts-api/index.js";
 
 export const DIFFERENCE_KINDS = [
@@ -44,7 +44,7 @@ export interface AuditDifference {
 /** What the audit needs of a row. */
 export type AuditRow = Pick<
   RowRecord,
-  "rowKey" | "rowNumber" | "state" | "attempt" | "paymentId" | "instruction"
+  "rowKey" | "rowNumber" | "state" | "attempt" | "paymentId" | "paymentUpdatedAt" | "instruction"
 >;
 
 /** Not failed or canceled: a payment that paid, or still may. */
@@ -78,6 +78,21 @@ function of(
     ...(found !== undefined ? { found } : {}),
     message,
   };
+}
+
+/**
+ * The row has not caught up with its own payment yet: the payment is of the row's attempt and is the
+ * one the row records (or the row records none), and the service's snapshot disagrees with the row and
+ * is newer than the one the row holds. Reconciliation makes such a row follow (a payment returned after
+ * the row's last look, a create answer that never arrived): the audit hands these on before it compares.
+ */
+export function rowIsBehind(row: AuditRow, payment: Payment): boolean {
+  if (paymentAttempt(payment) !== row.attempt) return false;
+  if (row.paymentId === undefined) return true;
+  if (row.paymentId !== payment.id || AGREEING[payment.status].includes(row.state)) return false;
+  return (
+    row.paymentUpdatedAt === undefined || normalisedPaymentTime(payment.updatedAt) > row.paymentUpdatedAt
+  );
 }
 
 /** The attempt a payment's metadata names (0 when it names none). */
@@ -202,7 +217,10 @@ export function comparePayment(row: AuditRow, payment: Payment, alreadySeen: boo
         row,
         payment,
         "state-differs",
-        `payment ${payment.id} is ${payment.status}, the row says ${row.state}`,
+        `payment ${payment.id} is ${payment.status}, the row says ${row.state}` +
+          (rowIsBehind(row, payment)
+            ? ` (the service's snapshot of ${payment.updatedAt} is newer: the row has not followed it yet)`
+            : ""),
         row.state,
         payment.status,
       ),

@@ -22,4 +22,5 @@ export {
   ledgerSummary,
   missingPayment,
   paymentWithoutRow,
+  rowIsBehind,
 } from "./compare.js";

@@ -42,6 +42,7 @@ export {
   type LookRequest,
   lookMarker,
   lookMarkOf,
+  markForLook,
   RECONCILE_JOB_OPTIONS,
   RECONCILE_QUEUE_NAME,
   type ReconcileEnqueuer,

@@ -7,6 +7,7 @@
  * The reconcile queue holds only the sweep's repeating job (one schedule shared by every worker).
  */
 import { type JobsOptions, Queue } from "bullmq";
+import type { Payment } from "../payouts-api/index.js";
 import { bullPrefix, QUEUE_EVENTS_KEPT, quietQueue } from "../pipeline/index.js";
 import { gatherCalls, type RedisClient } from "../redis/index.js";
 import { LOOSE_BATCH, LookIndex, type LookMark } from "./look-index.js";
@@ -78,6 +79,23 @@ export function lookMarker(redis: RedisClient, prefix: string): ReconcileEnqueue
     return requests.map(() => undefined);
   });
   return { enqueue: (request) => mark(request), enqueueMany: markMany };
+}
+
+/**
+ * Payments read elsewhere (an audit) whose rows should follow them: their rows are marked due at once,
+ * so a running reconciler applies them (with their notifications) on its next look.
+ */
+export function markForLook(enqueuer: ReconcileEnqueuer) {
+  return (payments: readonly Payment[]): Promise<void> =>
+    enqueuer.enqueueMany(
+      payments.map((p) => ({
+        kind: "payment",
+        paymentId: p.id,
+        origin: "sweep",
+        metadata: p.metadata,
+        occurredAt: p.updatedAt,
+      })),
+    );
 }
 
 export function createReconcileQueue(connection: RedisClient, prefix: string): Queue<ReconcileJobData> {

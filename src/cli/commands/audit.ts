@@ -6,6 +6,7 @@
  */
 import path from "node:path";
 import { type Command, InvalidArgumentError } from "commander";
+import { BatchStore } from "../../batches/index.js";
 import { loadConfig } from "../../config/index.js";
 import {
   AUDIT_REPORT_FORMATS,
@@ -14,8 +15,9 @@ import {
   defaultAuditPath,
   UnknownAuditBatchError,
 } from "../../ledger-audit/index.js";
+import { lookMarker, markForLook } from "../../reconcile/index.js";
 import { connectApi } from "../api-connection.js";
-import { withBatchStore } from "../batch-store-connection.js";
+import { withRedis } from "../batch-store-connection.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { redisPrefixOption } from "../options.js";
 
@@ -79,7 +81,8 @@ export async function runAudit(
   const connection = await connectApi(config, { sandbox: "never" });
   const client = connection.api;
   try {
-    return await withBatchStore(config, opts.redisPrefix, async (store) => {
+    return await withRedis(config, opts.redisPrefix, async (redis) => {
+      const store = new BatchStore(redis, { prefix: opts.redisPrefix });
       const batch = await store.getBatch(batchId);
       if (!batch) throw new CliError(new UnknownAuditBatchError(batchId).message, EXIT.usage);
       const reportPath = opts.output
@@ -89,6 +92,7 @@ export async function runAudit(
         store,
         client,
         batchId,
+        follow: markForLook(lookMarker(redis, opts.redisPrefix)),
         reportTo: { path: reportPath, format },
       });
       if (opts.json) {

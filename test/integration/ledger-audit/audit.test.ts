@@ -15,7 +15,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AuditReport, auditAndRecord, auditBatch } from "../../../src/ledger-audit/index.js";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
 import { createWorkerClient, type PaymentService, startPaymentService } from "../../../src/pipeline/index.js";
-import { type ReconcileService, startReconcileService } from "../../../src/reconcile/index.js";
+import {
+  lookMarker,
+  markForLook,
+  type ReconcileService,
+  startReconcileService,
+} from "../../../src/reconcile/index.js";
 import { type RunningServer, startServer } from "../../../src/server/index.js";
 import { PIPELINE_DEFAULTS, SERVER_DEFAULTS } from "../../support/settings.js";
 import { until } from "../../support/wait.js";
@@ -251,5 +256,63 @@ describe("payouts audit", () => {
       await server.close(1000);
       await serverClient.close();
     }
+  });
+});
+
+describe("a row behind its payment when the audit reads it (returned since its last look)", () => {
+  /** A finished batch of two completed rows, whose second payment the bank then returns. */
+  async function batchWithReturn(base: number): Promise<{ batchId: string; returnedKey: string }> {
+    const rows = [instruction({ amount: base }), instruction({ amount: base + 100 })];
+    const batchId = await paidBatch(rows);
+    const paid = (await h.store.getRow(batchId, rows[1]!.rowKey))!;
+    const answer = await fetch(`${sandbox.url}/_sandbox/payments/${paid.paymentId}/return`, {
+      method: "POST",
+      headers: { "api-key": sandbox.apiKey, "content-type": "application/json" },
+      body: JSON.stringify({ reason: { code: "R03", message: "no account" } }),
+    });
+    expect(answer.status).toBe(200);
+    // No webhooks in this file, and a finished batch is not swept: nothing else looks at it.
+    return { batchId, returnedKey: rows[1]!.rowKey };
+  }
+
+  it("follows it first where the audit can apply it (the worker's audit of a finished batch): no stale difference is kept", async () => {
+    const { batchId, returnedKey } = await batchWithReturn(34_000);
+    const { report } = await auditAndRecord({
+      store: h.store,
+      client,
+      batchId,
+      follow: (payments) => reconcile.processor.applyPayments(payments),
+    });
+    expect(report.summary).toBe("ledger: 2 rows match, 0 differences");
+    expect(await h.store.getRow(batchId, returnedKey)).toMatchObject({
+      state: "returned",
+      errorCode: "PAYMENT_RETURNED",
+    });
+    expect((await h.store.getBatch(batchId))?.ledger?.differences).toBe(0);
+  });
+
+  it("says the row has not followed yet where it cannot, and marks the row for the reconciler, which follows", async () => {
+    const { batchId, returnedKey } = await batchWithReturn(35_000);
+    const alone = await auditBatch({ store: h.store, client, batchId });
+    expect(alone.differences).toHaveLength(1);
+    expect(alone.differences[0]!.kind).toBe("state-differs");
+    expect(alone.differences[0]!.message).toMatch(
+      /is failed, the row says completed .*has not followed it yet/,
+    );
+    expect((await h.store.getRow(batchId, returnedKey))?.state).toBe("completed");
+
+    // As `payouts audit` and the API do: the row is marked, and the running reconciler applies it.
+    const marked = await auditBatch({
+      store: h.store,
+      client,
+      batchId,
+      follow: markForLook(lookMarker(h.pipeline.redis, h.prefix)),
+    });
+    expect(marked.byKind["state-differs"]).toBe(1);
+    await until("the reconciler to follow the marked row", async () => {
+      const row = await h.store.getRow(batchId, returnedKey);
+      return row?.state === "returned" ? row : undefined;
+    });
+    expect((await auditBatch({ store: h.store, client, batchId })).differences).toEqual([]);
   });
 });

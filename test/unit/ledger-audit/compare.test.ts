@@ -5,6 +5,7 @@ import {
   ledgerSummary,
   missingPayment,
   paymentWithoutRow,
+  rowIsBehind,
 } from "../../../src/ledger-audit/index.js";
 import type { Payment } from "../../../src/payouts-api/index.js";
 
@@ -100,5 +101,34 @@ describe("holding a row against a payment", () => {
     expect(ledgerSummary(10, 9, { "amount-differs": 1, "second-payment": 0 })).toBe(
       "ledger: 9 of 10 rows match, 1 difference (1 amount-differs)",
     );
+  });
+});
+
+describe("a row behind its payment (rowIsBehind)", () => {
+  const held = { ...row, paymentUpdatedAt: "2026-03-01T10:00:05.000Z" };
+
+  it("is a disagreeing snapshot of the row's own payment, newer than the row's", () => {
+    const returned = payment({ status: "failed", updatedAt: "2026-03-03T09:00:00Z" });
+    expect(rowIsBehind(held, returned)).toBe(true);
+    expect(comparePayment(held, returned, false)[0]?.message).toContain("has not followed it yet");
+  });
+
+  it("is not a snapshot the row already holds, or an older one, or one that agrees", () => {
+    expect(rowIsBehind(held, payment({ status: "failed", updatedAt: "2026-03-01T10:00:05Z" }))).toBe(false);
+    expect(rowIsBehind(held, payment({ status: "failed", updatedAt: "2026-03-01T09:00:00Z" }))).toBe(false);
+    expect(rowIsBehind(held, payment({ updatedAt: "2026-03-09T00:00:00Z" }))).toBe(false);
+    const stale = comparePayment(
+      held,
+      payment({ status: "failed", updatedAt: "2026-03-01T09:00:00Z" }),
+      false,
+    );
+    expect(stale[0]?.message).not.toContain("has not followed");
+  });
+
+  it("is not another attempt's payment or a payment the row does not record; a row that records none adopts its attempt's", () => {
+    const later = "2026-03-04T00:00:00Z";
+    expect(rowIsBehind(held, payment({ status: "failed", updatedAt: later, attempt: 1 }))).toBe(false);
+    expect(rowIsBehind(held, payment({ id: "pay_9", status: "failed", updatedAt: later }))).toBe(false);
+    expect(rowIsBehind({ ...held, paymentId: undefined, state: "queued" }, payment())).toBe(true);
   });
 });
