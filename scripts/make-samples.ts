@@ -197,7 +197,7 @@ function sampleCsv(rows: SampleRow[]): string {
 
 /** A sample XLSX is the template workbook with the rows filled in (dropdowns and help included). */
 async function sampleXlsx(rows: SampleRow[]): Promise<Buffer> {
-  const workbook = buildTemplateWorkbook();
+  const workbook = await buildTemplateWorkbook();
   const sheet = workbook.getWorksheet(SHEETS.data);
   if (!sheet) throw new Error("template has no data sheet");
   rows.forEach((r, i) => {

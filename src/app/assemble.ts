@@ -55,23 +55,8 @@ import {
 import { type ScheduleService, startScheduleService } from "../schedule/index.js";
 import { type ResultFileSource, type RunningServer, startServer } from "../server/index.js";
 import { startWatchService, type WatchService } from "../watch/index.js";
+import type { ServiceName } from "./service-names.js";
 import { intakeConnection, pipelineSettings } from "./settings.js";
-
-/**
- * The parts a command may run. `payments` brings the shared rate limit, the result files (outbox)
- * and, with METRICS_PORT, the metrics server; `reconcile` runs only beside `payments` (it writes
- * through the same outbox and shares the rate).
- */
-export type ServiceName = "payments" | "reconcile" | "approvals" | "watch" | "schedule" | "server";
-
-/** What `payouts worker` runs. */
-export const WORKER_SERVICES: readonly ServiceName[] = [
-  "payments",
-  "reconcile",
-  "approvals",
-  "watch",
-  "schedule",
-];
 
 export interface AssembleOptions {
   /** The parts to start, in this order (see {@link ServiceName}). */

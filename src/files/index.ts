@@ -11,6 +11,7 @@ export {
 } from "./atomic-write.js";
 export { type CellValue, CRLF, csvField, csvRecord, UTF8_BOM } from "./csv-encode.js";
 export { excelSafeText, FORMULA_TRIGGERS, undoExcelSafeText } from "./excel-safe.js";
+export { loadExcel } from "./load-excel.js";
 export { formatFromPath, safeSheetName, TABLE_FORMATS, type TableFormat } from "./table-format.js";
 export {
   type TableRow,

@@ -5,10 +5,10 @@
  */
 import { once } from "node:events";
 import type { Writable } from "node:stream";
-import ExcelJS from "exceljs";
 import { writeFileAtomic } from "./atomic-write.js";
 import { type CellValue, csvRecord, formatNumber, UTF8_BOM } from "./csv-encode.js";
 import { excelSafeText } from "./excel-safe.js";
+import { loadExcel } from "./load-excel.js";
 import {
   checkRowWidth,
   columnWidths,
@@ -171,6 +171,7 @@ const WIDTH_SAMPLE_ROWS = 500;
 async function writeXlsx(out: Writable, spec: TableSpec, rows: AsyncIterable<TableRow>): Promise<void> {
   const { columns } = spec;
   // useSharedStrings off: inline strings keep memory flat for big files (no string table to hold).
+  const ExcelJS = await loadExcel();
   const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({
     stream: out,
     useStyles: true,

@@ -3,9 +3,10 @@
  * The XLSX uses exceljs's regular (in-memory) Workbook: the template is small, and the streaming
  * writer is not needed for it.
  */
-import ExcelJS from "exceljs";
+import type * as ExcelJS from "exceljs";
 import { writeFileAtomic } from "../files/atomic-write.js";
 import { csvRecord, UTF8_BOM } from "../files/csv-encode.js";
+import { loadExcel } from "../files/load-excel.js";
 import {
   COMMON_CURRENCIES,
   type ColumnValidation,
@@ -38,7 +39,7 @@ export function templateFileName(format: TemplateFormat): string {
 /** The template as file bytes. */
 export async function buildTemplate(format: TemplateFormat): Promise<Buffer> {
   if (format === "csv") return Buffer.from(UTF8_BOM + csvRecord(TEMPLATE_HEADERS), "utf8");
-  const workbook = buildTemplateWorkbook();
+  const workbook = await buildTemplateWorkbook();
   return Buffer.from(await workbook.xlsx.writeBuffer());
 }
 
@@ -52,12 +53,13 @@ export async function writeTemplate(format: TemplateFormat, outPath: string): Pr
  * first worksheet read the payouts), the Instructions sheet, and the hidden Lists sheet that feeds
  * the currency dropdown. The sample sheets are this workbook with rows filled in.
  */
-export function buildTemplateWorkbook(): ExcelJS.Workbook {
+export async function buildTemplateWorkbook(): Promise<ExcelJS.Workbook> {
   if (DELIVERY_LIST_FORMULA.length > INLINE_LIST_MAX) {
     // Cannot happen with today's 13 values; guards a future addition from producing a broken file.
     throw new Error("the delivery list no longer fits an inline dropdown: move it to the Lists sheet");
   }
-  const workbook = new ExcelJS.Workbook();
+  const { Workbook } = await loadExcel();
+  const workbook = new Workbook();
   workbook.creator = "payouts";
   workbook.created = TEMPLATE_TIMESTAMP;
   workbook.modified = TEMPLATE_TIMESTAMP;

@@ -10,8 +10,7 @@
  * text); a corrected cell is text. Written atomically; same format as the original (CSV: UTF-8 with
  * a byte-order mark, the original's delimiter).
  */
-import ExcelJS from "exceljs";
-import { writeFileAtomic } from "../files/index.js";
+import { loadExcel, writeFileAtomic } from "../files/index.js";
 import { openSheet } from "../sheets/index.js";
 import type { SheetCell } from "../sheets/types.js";
 
@@ -72,6 +71,7 @@ export async function writeSheetCopy(
     });
     return written;
   }
+  const ExcelJS = await loadExcel();
   await writeFileAtomic(target, async (out) => {
     const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({
       stream: out,

@@ -4,7 +4,6 @@ import type { Command } from "commander";
 import { type BatchProgress, DEFAULT_KEY_PREFIX } from "../../batches/index.js";
 import { loadConfig } from "../../config/index.js";
 import { RedisUnavailableError } from "../../demo/private-redis.js";
-import { runDemo } from "../../demo/run-demo.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { keepHeapLean } from "../lean-heap.js";
 import { parsePort } from "../options.js";
@@ -59,6 +58,7 @@ export function registerDemo(program: Command): void {
       // A given Redis that does not answer is one line and exit 2 now, before anything starts.
       if (config.redisUrlGiven) await requireRedis(config, { prefix: DEFAULT_KEY_PREFIX });
       try {
+        const { runDemo } = await import("../../demo/run-demo.js");
         const result = await runDemo({
           config,
           ...(sheet === undefined ? {} : { sheetPath: sheet }),

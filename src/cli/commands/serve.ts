@@ -7,7 +7,7 @@ import type { Command } from "commander";
 import { assembleServices } from "../../app/index.js";
 import { ConfigError, loadConfig, requireApi } from "../../config/index.js";
 import { configSecrets, createLogger } from "../../logging/index.js";
-import { type ResultFileSource, WEBHOOK_PATH } from "../../server/index.js";
+import type { ResultFileSource } from "../../server/index.js";
 import { keepHeapLean } from "../lean-heap.js";
 import { parsePort, redisPrefixOption } from "../options.js";
 import { REDIS_START_WAIT_MS, requireRedis } from "../redis-check.js";
@@ -56,6 +56,7 @@ export async function runServe(
     signal: abortOn(stopSignal),
     onWait: (problem) => logger.warn({ problem }, "Redis does not answer yet; waiting for it"),
   });
+  const { WEBHOOK_PATH } = await import("../../server/index.js");
   const services = await assembleServices(config, {
     run: ["server"],
     prefix: opts.redisPrefix,
