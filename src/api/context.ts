@@ -24,6 +24,8 @@ export interface ApiContext {
   queues: Queue[];
   /** After a cancel, the payment is looked at again so the row shows `canceled` soon. */
   reconcile: ReconcileEnqueuer;
+  /** Asks a worker for a sweep now: a canceled batch finishes (final file, notification) at once. */
+  sweepSoon: () => Promise<void>;
   /** Validation (live accounts) and cancels. */
   client: PayoutsClient & IntakeApi;
   /** Where submitted batches go (as `payouts submit`). */

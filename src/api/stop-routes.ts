@@ -122,6 +122,7 @@ export function registerStopRoutes(parent: FastifyInstance, ctx: ApiContext): vo
       const outcome = await audited(request, "batch.cancel", batchId, () =>
         cancelBatch(ctx.store, ctx.client, batchId, { by: principalOf(request).name }),
       );
+      await ctx.sweepSoon();
       return { ...outcome, stop: await readStop(ctx.store, batchId) };
     },
   );

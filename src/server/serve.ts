@@ -13,7 +13,7 @@ import type { LogSink } from "../logging/index.js";
 import { registerStateGauges } from "../metrics/index.js";
 import type { PayoutsClient } from "../payouts-api/index.js";
 import { connectRedis, openPipeline, type PipelineSettings } from "../pipeline/index.js";
-import { createReconcileQueue, lookMarker } from "../reconcile/index.js";
+import { createReconcileQueue, lookMarker, sweepSoon } from "../reconcile/index.js";
 import type { RedisClient } from "../redis/index.js";
 import { createResultFiles } from "../results/index.js";
 import type { UploadKeep } from "../uploads/index.js";
@@ -154,6 +154,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         enqueuer: pipeline.enqueuer,
         queues,
         reconcile,
+        sweepSoon: () => sweepSoon(queue),
         client: options.apiClient ?? options.client,
         pipeline: { ...pipelineSettings, open: pipeline },
         dataDir: path.resolve(options.dataDir),

@@ -11,7 +11,8 @@ import { cancelBatch, pauseBatch, resumeBatch, StopRefusedError } from "../../ba
 import { loadConfig, requireApi } from "../../config/index.js";
 import { cliCaller } from "../../gate/index.js";
 import { createPayoutsClient } from "../../payouts-api/index.js";
-import { openPipeline, type Pipeline } from "../../pipeline/index.js";
+import { connectRedis, openPipeline, type Pipeline } from "../../pipeline/index.js";
+import { createReconcileQueue, sweepSoon } from "../../reconcile/index.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { redisPrefixOption } from "../options.js";
 
@@ -139,6 +140,14 @@ async function act(
   });
   try {
     const outcome = await cancelBatch(pipeline.store, client, batchId, { by });
+    const connection = connectRedis(pipelineSettings(config, pipeline.prefix), { failFast: true });
+    const queue = createReconcileQueue(connection, pipeline.prefix);
+    try {
+      await sweepSoon(queue);
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
     out.err(
       `batch ${batchId} canceled: ${outcome.unsent} row(s) never sent marked canceled, ` +
         `${outcome.canceledAtService} scheduled payment(s) canceled at the service, ${outcome.leftAlone} row(s) already on their way or final left alone` +
