@@ -136,6 +136,9 @@ export function registerApprovalRoutes(parent: FastifyInstance, ctx: ApiContext)
   const answer = async (decision: Promise<Awaited<ReturnType<typeof approveBatch>>>) => {
     try {
       const { outcome, approval } = await decision;
+      // A rejection ends every row canceled here, outside the worker: it sweeps at once, so the batch
+      // finishes (final result file, notification) now rather than at its next sweep.
+      if (outcome === "rejected") await ctx.sweepSoon();
       return { outcome, approval: await viewOf(approval) };
     } catch (err) {
       if (err instanceof DecisionError) throw new ApiError(err.status, err.code, err.message);

@@ -10,6 +10,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../../src/server/index.js";
 import { type ApiStack, callApi, type Json, startApiStack, uploadSheet } from "../../support/api-stack.js";
+import { until } from "../../support/wait.js";
 import { policyOf } from "./helpers.js";
 
 /** Runs the built `payouts` with only the server's address and (optionally) a token: no Redis. */
@@ -57,6 +58,8 @@ beforeAll(async () => {
     label: "approvals-api",
     clock: { toInProgressMs: 600_000, toFinalMs: 600_000 },
     approval: policy,
+    // Its periodic sweep only every ten minutes: a batch that finishes sooner was swept on request.
+    reconcile: { sweepEveryMs: 600_000, staleAfterMs: 600_000 },
   });
   server = stack.server;
   for (const [name, role] of [
@@ -145,6 +148,11 @@ describe("approvals over the API", () => {
     });
     expect(await rowStates(id)).toEqual(["canceled", "canceled"]);
     expect((await call("viewer", "GET", `/api/v1/batches/${id}`)).json.state).toBe("rejected");
+    // Every row is final: the rejection asked the worker for a sweep, which finishes the batch now.
+    await until("the rejected batch to finish", async () => {
+      const view = (await call("viewer", "GET", `/api/v1/batches/${id}`)).json;
+      return view.finishedAt ? view : undefined;
+    });
     const late = await call("ben", "POST", `/api/v1/batches/${id}/approve`);
     expect(late.status).toBe(409);
     const unknown = await call("ben", "POST", "/api/v1/batches/b20200101T000000-00000000/approve");
