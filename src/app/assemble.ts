@@ -8,7 +8,7 @@
  * within one grace, then what they wrote through is closed, newest first (the result files' last
  * writes come after the payment service has closed its own connections).
  */
-import { ApprovalStore } from "../approvals/index.js";
+import { ApprovalStore, type SettleResult } from "../approvals/index.js";
 import { type ApprovalService, startApprovalService } from "../approvals/sweep/index.js";
 import { AuditTrail } from "../audit/index.js";
 import { BatchStore } from "../batches/index.js";
@@ -304,11 +304,21 @@ async function startMetrics(a: Assembly): Promise<void> {
 
 /** Held batches: expiry, follow-ups of decisions a crash interrupted, `batch.awaiting_approval`. */
 async function startApprovals(a: Assembly): Promise<void> {
-  const outbox = a.services.outbox;
+  const { outbox, reconcile } = a.services;
+  const onSettled = (batchId: string, result: SettleResult) => {
+    outbox?.markDirty(batchId);
+    // An expired (or rejected) batch's rows all ended canceled here: it finishes now, with its final
+    // result file and notification, not at the next reconcile sweep.
+    if (result.outcome !== "canceled" || !reconcile) return;
+    reconcile.processor.finishIfDone(batchId).catch((err: unknown) => {
+      // The reconcile sweep finishes it later.
+      a.options.logger.warn({ batchId, err }, "finishing a canceled batch failed");
+    });
+  };
   const approvals = await startApprovalService({
     ...a.services.pipeline,
     notify: a.notify,
-    ...(outbox ? { onSettled: (batchId: string) => outbox.markDirty(batchId) } : {}),
+    onSettled,
     logger: a.options.logger,
   });
   a.services.approvals = approvals;
