@@ -120,7 +120,6 @@ export function registerBatchRoutes(
             ...(upload.sheet ? { sheetName: upload.sheet } : {}),
             api: ctx.client,
             pipeline: ctx.pipeline,
-            dataDir: ctx.dataDir,
             entityId: ctx.entityId,
             onInvalid,
             allowPossibleDuplicates,

@@ -28,9 +28,8 @@ export interface ApiContext {
   sweepSoon: () => Promise<void>;
   /** Validation (live accounts) and cancels. */
   client: PayoutsClient & IntakeApi;
-  /** Where submitted batches go (as `payouts submit`). */
+  /** Where submitted batches go (as `payouts submit`); its `dataDir` is DATA_DIR (uploads too). */
   pipeline: PipelineSettings;
-  dataDir: string;
   entityId: string;
   uploadLimitBytes: number;
   /** How long uploads stay in Redis; default src/uploads' DEFAULT_UPLOAD_KEEP. */

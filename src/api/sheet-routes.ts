@@ -242,7 +242,7 @@ export function registerSheetRoutes(parent: FastifyInstance, ctx: ApiContext): v
         );
       }
       const id = newUploadId();
-      const dir = path.join(ctx.dataDir, "uploads", id);
+      const dir = path.join(ctx.pipeline.dataDir, "uploads", id);
       let fileName = "";
       try {
         const received = await receiveParts(request, dir, ctx.uploadLimitBytes * 4);

@@ -33,7 +33,6 @@ export function intakeConnection(
   logger: LogSink,
 ): IntakeConnection {
   return {
-    dataDir: config.dataDir,
     ...api,
     apiTimeoutMs: config.apiTimeoutMs,
     pipeline: pipelineSettings(config, prefix),

@@ -202,7 +202,6 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
           sheetPath,
           api: client,
           pipeline: services.pipeline,
-          dataDir: config.dataDir,
           entityId: config.entityId,
           onInvalid: "reject",
           // The demo may run many times against one Redis: each run is its own batch.

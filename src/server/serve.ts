@@ -157,7 +157,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         sweepSoon: () => sweepSoon(queue),
         client: options.apiClient ?? options.client,
         pipeline: { ...pipelineSettings, open: pipeline },
-        dataDir: path.resolve(options.dataDir),
         entityId: options.entityId,
         uploadLimitBytes: options.uploadLimitBytes,
         ...(options.uploadKeep ? { uploadKeep: options.uploadKeep } : {}),

@@ -46,8 +46,8 @@ export interface SubmitSheetOptions {
   /** XLSX: the worksheet to read. */
   sheetName?: string;
   api: IntakeApi;
+  /** Where the batch goes, and DATA_DIR (`pipeline.dataDir`) for its archive and reports. */
   pipeline: PipelineSettings;
-  dataDir: string;
   entityId: string;
   onInvalid?: "reject" | "skip";
   dryRun?: boolean;
@@ -111,7 +111,9 @@ export async function submitSheet(options: SubmitSheetOptions): Promise<SubmitSh
       ...(options.declared ? { declared: options.declared } : {}),
       duplicates: {
         index:
-          claim && pipeline ? await otherFilesOnly(claim, pipeline, options.dataDir, fileSha256) : undefined,
+          claim && pipeline
+            ? await otherFilesOnly(claim, pipeline, options.pipeline.dataDir, fileSha256)
+            : undefined,
         allow,
       },
     });
@@ -119,7 +121,7 @@ export async function submitSheet(options: SubmitSheetOptions): Promise<SubmitSh
     // Scratch files have a folder of their own: finding abandoned ones lists it on every submission,
     // and the archive beside it holds a file for every batch ever submitted.
     const staging = await RowStaging.create(
-      path.join(options.dataDir, "archive", "staging", `.staging-${batchId}.ndjson`),
+      path.join(options.pipeline.dataDir, "archive", "staging", `.staging-${batchId}.ndjson`),
     );
     try {
       const settings = pipeline ? { ...options.pipeline, open: pipeline } : options.pipeline;
@@ -272,7 +274,7 @@ async function validateAndSubmit(
   // The sheet itself is archived first, under the batch id it will get; a resumed or refused
   // submission removes its copy again (the earlier batch has its own).
   const archivedSheetPath = path.join(
-    options.dataDir,
+    options.pipeline.dataDir,
     "archive",
     `${batchId}${path.extname(sheetPath).toLowerCase()}`,
   );
@@ -285,7 +287,7 @@ async function validateAndSubmit(
       fileSha256,
       sourceName: path.basename(sheetPath),
       entityId: options.entityId,
-      dataDir: options.dataDir,
+      dataDir: options.pipeline.dataDir,
       allowDuplicateFile: options.allowDuplicateFile === true,
       batchId,
       sheet: { ...layout, archivedSheetPath },

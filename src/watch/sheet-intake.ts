@@ -60,9 +60,8 @@ function needsIsolatedRead(name: string, size: number): boolean {
 export const DEFAULT_LEASE_MS = 60_000;
 
 export interface SheetIntakeOptions {
-  /** DATA_DIR. */
-  dataDir: string;
   api: IntakeApi;
+  /** Where batches go; its `dataDir` (DATA_DIR) holds the folders sheets move through. */
   pipeline: PipelineSettings;
   entityId: string;
   logger?: LogSink;
@@ -121,7 +120,7 @@ export interface SheetIntake {
 }
 
 export async function createSheetIntake(options: SheetIntakeOptions): Promise<SheetIntake> {
-  const folders = dataFolders(options.dataDir);
+  const folders = dataFolders(options.pipeline.dataDir);
   await ensureFolders(folders);
   // One pipeline (connections, queue) for every sheet this intake submits.
   const pipeline = openPipeline(options.pipeline);
@@ -353,7 +352,6 @@ async function submitClaimed(
         sheetPath: snapshot.path,
         api: options.api,
         pipeline: options.pipeline,
-        dataDir: options.dataDir,
         entityId: options.entityId,
         onInvalid: "reject",
         reportPath: pendingReport,

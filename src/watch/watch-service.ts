@@ -11,7 +11,6 @@ import { createSheetIntake, type SheetIntake, type SheetIntakeOutcome } from "./
 
 /** How the intake reaches the API and the pipeline; what both the watcher and the nightly run need. */
 export interface IntakeConnection {
-  dataDir: string;
   apiUrl: string;
   apiKey: string;
   entityId: string;
@@ -36,7 +35,6 @@ export async function openSheetIntake(
   });
   try {
     const intake = await createSheetIntake({
-      dataDir: connection.dataDir,
       api: client,
       pipeline: connection.pipeline,
       entityId: connection.entityId,

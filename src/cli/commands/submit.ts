@@ -97,7 +97,6 @@ export async function runSubmit(
       sheetPath,
       api: connection.api,
       pipeline: settings,
-      dataDir: config.dataDir,
       entityId: config.entityId,
       onInvalid: flags.onInvalid,
       dryRun: flags.dryRun === true,

@@ -39,8 +39,13 @@ beforeAll(async () => {
   watch = await startWatchService({
     ...stack.api,
     apiTimeoutMs: DEFAULT_TIMEOUT_MS,
-    dataDir: stack.dir,
-    pipeline: { ...PIPELINE_DEFAULTS, approval, redisUrl: REDIS_URL, prefix: stack.prefix },
+    pipeline: {
+      ...PIPELINE_DEFAULTS,
+      approval,
+      redisUrl: REDIS_URL,
+      prefix: stack.prefix,
+      dataDir: stack.dir,
+    },
     stableMs: 200,
     rescanMs: 500,
   });

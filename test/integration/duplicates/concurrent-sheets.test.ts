@@ -75,7 +75,6 @@ describe("sheets paying the same money", () => {
       sheetPath,
       api,
       pipeline: { ...settings, open: pipeline },
-      dataDir,
       entityId: "me",
       dryRun: true,
     });
@@ -103,7 +102,6 @@ describe("sheets paying the same money", () => {
         sheetPath,
         api,
         pipeline: { ...settings, open: { ...pipeline, enqueuer: failingQueue } },
-        dataDir,
         entityId: "me",
       }),
     ).rejects.toThrow("the queue went away");

@@ -62,7 +62,6 @@ function submit(
       prefix: h.prefix,
       dataDir: h.dataDir,
     },
-    dataDir: h.dataDir,
     entityId: "me",
     ...extra,
   });

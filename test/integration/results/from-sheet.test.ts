@@ -44,8 +44,7 @@ beforeAll(async () => {
   const outcome = await submitSheet({
     sheetPath,
     api: client,
-    pipeline: { ...PIPELINE_DEFAULTS, redisUrl: REDIS_URL, prefix: h.prefix },
-    dataDir: h.dataDir,
+    pipeline: { ...PIPELINE_DEFAULTS, redisUrl: REDIS_URL, prefix: h.prefix, dataDir: h.dataDir },
     entityId: "me",
     onInvalid: "skip",
   });

@@ -107,7 +107,7 @@ export async function startRetryStack(
     client: createWorkerClient({ apiUrl: sandbox.url, apiKey: sandbox.apiKey, entityId: "me" }),
     concurrency: 4,
   });
-  const intake = await createSheetIntake({ dataDir, api, pipeline: pipelineSettings, entityId: "me" });
+  const intake = await createSheetIntake({ api, pipeline: pipelineSettings, entityId: "me" });
   return {
     sandbox,
     api,

@@ -34,12 +34,11 @@ export async function uniqueValidSheet(): Promise<string> {
  */
 export function sandboxIntake(sandbox: RunningSandbox, dataDir: string, prefix: string) {
   return {
-    dataDir,
     apiUrl: sandbox.url,
     apiKey: sandbox.apiKey,
     entityId: "me",
     apiTimeoutMs: DEFAULT_TIMEOUT_MS,
-    pipeline: { ...PIPELINE_DEFAULTS, redisUrl: REDIS_URL, prefix },
+    pipeline: { ...PIPELINE_DEFAULTS, redisUrl: REDIS_URL, prefix, dataDir },
   };
 }
 
