@@ -35,6 +35,11 @@ export const LedgerAuditResponse = z.object({
   rows: z.number().int(),
   payments: z.number().int(),
   matched: z.number().int(),
+  /**
+   * Rows whose payment is newer than what they show and disagrees (returned since their last look):
+   * marked for the worker, which makes them follow; audit again once it has.
+   */
+  behind: z.number().int(),
   /** Every difference found, by kind. */
   byKind: z.record(z.enum(DIFFERENCE_KINDS), z.number().int()),
   /** The first `limit` differences, by row. */
@@ -77,6 +82,7 @@ export function registerLedgerRoutes(parent: FastifyInstance, ctx: ApiContext): 
           rows: report.rows,
           payments: report.payments,
           matched: report.matched,
+          behind: report.behind,
           byKind: report.byKind,
           differences: report.differences.slice(0, limit).map((d) => ({
             kind: d.kind,

@@ -51,6 +51,11 @@ export interface AuditReport {
   byKind: Record<DifferenceKind, number>;
   /** List requests the audit made. */
   pages: number;
+  /**
+   * Rows whose own payment is newer than what they hold and disagrees with them (compare.ts
+   * `rowIsBehind`), still so once handed to `follow`: their differences go once the rows follow.
+   */
+  behind: number;
   summary: string;
   at: string;
 }
@@ -123,6 +128,7 @@ export async function auditBatch(options: AuditBatchOptions): Promise<AuditRepor
   let recordedSeenCount = 0;
   let payments = 0;
   let pages = 0;
+  let behind = 0;
   for await (const page of client.payments.listPages({ metadata: { payouts_batch: batchId }, limit: 50 })) {
     pages++;
     payments += page.length;
@@ -143,6 +149,7 @@ export async function auditBatch(options: AuditBatchOptions): Promise<AuditRepor
         continue;
       }
       const recorded = payment.id === row.paymentId && !recordedSeen.has(row.rowNumber);
+      if (rowIsBehind(row, payment)) behind++;
       note(checkPayment(row, payment, recordedSeen, attemptSeen));
       if (recorded && PAYMENT_ROW_STATES.includes(row.state)) recordedSeenCount++;
     }
@@ -174,6 +181,7 @@ export async function auditBatch(options: AuditBatchOptions): Promise<AuditRepor
     differences,
     byKind,
     pages,
+    behind,
     summary: ledgerSummary(rowCount, matched, byKind),
     at: (options.now?.() ?? new Date()).toISOString(),
   };

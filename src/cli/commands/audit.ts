@@ -104,6 +104,12 @@ export async function runAudit(
           say(`  ${d.kind}${d.rowNumber !== undefined ? ` row ${d.rowNumber}` : ""}: ${d.message}`);
         }
         if (report.differences.length > SHOWN) say(`  ... and ${report.differences.length - SHOWN} more`);
+        if (report.behind > 0) {
+          say(
+            `  ${report.behind} row(s) have not followed their payment's newer state yet: they are marked for ` +
+              "the worker, which makes them follow; run the audit again once it has looked",
+          );
+        }
         say(`report: ${reportPath}`);
       }
       return report.differences.length === 0 ? EXIT.ok : EXIT.inputProblems;

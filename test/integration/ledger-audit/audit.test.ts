@@ -15,12 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AuditReport, auditAndRecord, auditBatch } from "../../../src/ledger-audit/index.js";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
 import { createWorkerClient, type PaymentService, startPaymentService } from "../../../src/pipeline/index.js";
-import {
-  lookMarker,
-  markForLook,
-  type ReconcileService,
-  startReconcileService,
-} from "../../../src/reconcile/index.js";
+import { type ReconcileService, startReconcileService } from "../../../src/reconcile/index.js";
 import { type RunningServer, startServer } from "../../../src/server/index.js";
 import { PIPELINE_DEFAULTS, SERVER_DEFAULTS } from "../../support/settings.js";
 import { until } from "../../support/wait.js";
@@ -284,6 +279,7 @@ describe("a row behind its payment when the audit reads it (returned since its l
       follow: (payments) => reconcile.processor.applyPayments(payments),
     });
     expect(report.summary).toBe("ledger: 2 rows match, 0 differences");
+    expect(report.behind).toBe(0);
     expect(await h.store.getRow(batchId, returnedKey)).toMatchObject({
       state: "returned",
       errorCode: "PAYMENT_RETURNED",
@@ -296,23 +292,29 @@ describe("a row behind its payment when the audit reads it (returned since its l
     const alone = await auditBatch({ store: h.store, client, batchId });
     expect(alone.differences).toHaveLength(1);
     expect(alone.differences[0]!.kind).toBe("state-differs");
+    expect(alone.behind).toBe(1);
     expect(alone.differences[0]!.message).toMatch(
       /is failed, the row says completed .*has not followed it yet/,
     );
     expect((await h.store.getRow(batchId, returnedKey))?.state).toBe("completed");
 
-    // As `payouts audit` and the API do: the row is marked, and the running reconciler applies it.
-    const marked = await auditBatch({
-      store: h.store,
-      client,
-      batchId,
-      follow: markForLook(lookMarker(h.pipeline.redis, h.prefix)),
-    });
-    expect(marked.byKind["state-differs"]).toBe(1);
+    // `payouts audit` marks the row, says so, and the running reconciler makes it follow.
+    const env = {
+      REDIS_URL,
+      PAYOUTS_API_URL: sandbox.url,
+      PAYOUTS_API_KEY: sandbox.apiKey,
+      DATA_DIR: h.dataDir,
+      LOG_LEVEL: "warn",
+    };
+    const first = spawnCli(["audit", batchId, "--redis-prefix", h.prefix], env);
+    expect(await first.exited).toBe(1);
+    expect(first.output.join("\n")).toContain("1 row(s) have not followed their payment's newer state yet");
     await until("the reconciler to follow the marked row", async () => {
       const row = await h.store.getRow(batchId, returnedKey);
       return row?.state === "returned" ? row : undefined;
     });
+    const again = spawnCli(["audit", batchId, "--redis-prefix", h.prefix], env);
+    expect(await again.exited).toBe(0);
     expect((await auditBatch({ store: h.store, client, batchId })).differences).toEqual([]);
   });
 });
