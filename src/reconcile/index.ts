@@ -48,7 +48,6 @@ export {
   type ReconcileEnqueuer,
   type ReconcileJobData,
   SWEEP_SCHEDULER_ID,
-  SWEEP_SOON_JOB_ID,
   sweepSoon,
 } from "./reconcile-queue.js";
 export {

@@ -98,21 +98,17 @@ export function markForLook(enqueuer: ReconcileEnqueuer) {
     );
 }
 
-/** The one-off sweep's job id: asked for again before it ran, it still runs once. */
-export const SWEEP_SOON_JOB_ID = "reconcile-sweep-soon";
-
 /**
  * Asks a worker for a sweep now rather than at its next turn. Rows made final outside the worker (a
- * batch's cancel marks its unsent rows and adopts its canceled payments) turn no finish check there;
- * the sweep marks such a batch finished, and the worker then writes its final result file, audits it
- * and sends its notification, seconds after the cancel instead of up to a sweep period later.
+ * batch's cancel marks its unsent rows and adopts its canceled payments; a rejection cancels them all)
+ * turn no finish check there; the sweep marks such a batch finished, and the worker then writes its
+ * final result file, audits it and sends its notification, seconds after the cancel instead of up to a
+ * sweep period later. One job per request, never merged with a sweep already running: that one may
+ * have read the batch before its rows turned final. Operators cancel rarely; a sweep costs a few
+ * reads per unfinished batch.
  */
 export async function sweepSoon(queue: Queue<ReconcileJobData>): Promise<void> {
-  await queue.add(
-    "sweep",
-    { kind: "sweep" },
-    { jobId: SWEEP_SOON_JOB_ID, removeOnComplete: true, removeOnFail: true },
-  );
+  await queue.add("sweep", { kind: "sweep" }, { removeOnComplete: true, removeOnFail: true });
 }
 
 export function createReconcileQueue(connection: RedisClient, prefix: string): Queue<ReconcileJobData> {
