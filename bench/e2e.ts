@@ -320,7 +320,8 @@ async function runOnce(workerCount: number, plainRate: number | undefined): Prom
     say(
       `done:     every row final and the final result file written in ${(totalMs / 1000).toFixed(1)} s ` +
         `(completed ${fmt(progress?.counts.completed ?? 0)}, failed ${fmt(progress?.counts.failed ?? 0)}, ` +
-        `rejected ${fmt(progress?.counts.rejected ?? 0)}, error ${fmt(progress?.counts.error ?? 0)})`,
+        `returned ${fmt(progress?.counts.returned ?? 0)}, rejected ${fmt(progress?.counts.rejected ?? 0)}, ` +
+        `error ${fmt(progress?.counts.error ?? 0)})`,
     );
     say(`rate:     ${fmt(rowsPerSec)} rows/s end to end`);
     if (plainRate !== undefined) {
