@@ -24,7 +24,10 @@ export interface ApiContext {
   queues: Queue[];
   /** After a cancel, the payment is looked at again so the row shows `canceled` soon. */
   reconcile: ReconcileEnqueuer;
-  /** Asks a worker for a sweep now: a canceled batch finishes (final file, notification) at once. */
+  /**
+   * Asks a worker for a sweep now: a canceled or rejected batch finishes (final file, notification) at
+   * once. Never rejects: without it the batch finishes at the next periodic sweep.
+   */
   sweepSoon: () => Promise<void>;
   /** Validation (live accounts) and cancels. */
   client: PayoutsClient & IntakeApi;

@@ -154,7 +154,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         enqueuer: pipeline.enqueuer,
         queues,
         reconcile,
-        sweepSoon: () => sweepSoon(queue),
+        // The cancel or rejection itself is done: if Redis refuses the request, the next periodic
+        // sweep finishes the batch.
+        sweepSoon: () =>
+          sweepSoon(queue).catch((err: unknown) => {
+            options.logger?.warn(
+              { err },
+              "asking a worker for a sweep failed; its next sweep finishes the batch",
+            );
+          }),
         client: options.apiClient ?? options.client,
         pipeline: { ...pipelineSettings, open: pipeline },
         entityId: options.entityId,

@@ -144,8 +144,11 @@ async function act(
     const queue = createReconcileQueue(connection, pipeline.prefix);
     try {
       await sweepSoon(queue);
+    } catch {
+      // The cancel is done; only its batch's end waits for the worker's next sweep.
+      out.err("(could not ask the worker to finish the batch now: it does at its next reconcile sweep)");
     } finally {
-      await queue.close();
+      await queue.close().catch(() => undefined);
       connection.disconnect();
     }
     out.err(
