@@ -774,8 +774,10 @@ async function load(id) {
     api(`/api/v1/batches/${encodeURIComponent(id)}`),
     api(`/api/v1/batches/${encodeURIComponent(id)}/approval`),
   ]);
+  const before = view.batch;
   view.batch = b;
   view.approval = approval;
+  if (before?.id === b.id && before.done !== b.done) rowsMoved(id);
   $("batch-header").replaceWith(header(b));
   // A pause, resume or cancel changes rows at once (canceled, queued again): the table shows it too.
   $("stop-controls").replaceWith(
@@ -846,12 +848,19 @@ export function updateBatch(b) {
   $("progress-card").replaceWith(progressCard(view.batch));
   if (before?.state !== b.state || before?.pause?.at !== b.pause?.at || !before?.canceled !== !b.canceled)
     void load(b.id);
-  // Rows move on: show them again, at most every few seconds, and never under the reader's keyboard.
-  if (before?.done !== b.done && !view.rowsTimer) {
-    view.rowsTimer = setTimeout(() => {
-      view.rowsTimer = null;
-      if (view.id === b.id && !$("rows-section")?.contains(document.activeElement))
-        loadRows(currentRoute().query).catch(() => {});
-    }, 3_000);
-  }
+  if (before?.done !== b.done) rowsMoved(b.id);
+}
+
+/**
+ * Rows of the batch moved on (its count of final rows changed): show them again, at most every few
+ * seconds, and never under the reader's keyboard. Whoever reads the batch anew (a live update, or the
+ * page's own reload after a check or a stop) tells it, so no reading of the count goes unseen.
+ */
+function rowsMoved(id) {
+  if (view.rowsTimer) return;
+  view.rowsTimer = setTimeout(() => {
+    view.rowsTimer = null;
+    if (view.id === id && !$("rows-section")?.contains(document.activeElement))
+      loadRows(currentRoute().query).catch(() => {});
+  }, 3_000);
 }

@@ -129,11 +129,19 @@ export function ledgerCard(b, { answer = null, running = false, run } = {}) {
     el("h2", { id: "ledger-title" }, "Ledger check"),
     outcome(l),
     l?.differences ? kindsList(l.byKind) : null,
+    detailsHere && answer.behind > 0
+      ? el(
+          "p",
+          { id: "ledger-behind" },
+          `${count(answer.behind)} of these row${answer.behind === 1 ? " is" : "s are"} only behind ${answer.behind === 1 ? "its" : "their"} payment: the service shows a newer state (returned, or settled, since the row's last look). The worker has been asked to make ${answer.behind === 1 ? "it" : "them"} follow; check again in a moment.`,
+        )
+      : null,
     detailsHere ? differencesTable(b, answer) : null,
     l?.differences && !detailsHere
       ? el("p", { class: "muted" }, "Check again to list the differences with their rows.")
       : null,
-    l?.differences
+    // Differences that are only rows behind their payment need no one to open the rows.
+    l?.differences && !(detailsHere && answer.behind >= l.differences)
       ? el(
           "p",
           { class: "muted" },
@@ -172,7 +180,10 @@ export async function runLedgerCheck(api, b) {
     say(
       answer.matches
         ? `Ledger check: all ${count(answer.rows)} rows agree with the service's ledger.`
-        : `Ledger check: ${count(Object.values(answer.byKind).reduce((a, n) => a + n, 0))} differences from the service's ledger; they are listed under "Ledger check".`,
+        : `Ledger check: ${count(Object.values(answer.byKind).reduce((a, n) => a + n, 0))} differences from the service's ledger; they are listed under "Ledger check".` +
+            (answer.behind > 0
+              ? ` ${count(answer.behind)} only wait for the worker to follow their payment.`
+              : ""),
       !answer.matches,
     );
     return answer;

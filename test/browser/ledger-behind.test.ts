@@ -1,0 +1,104 @@
+/**
+ * The ledger check in a real browser (Debian's Chromium driven by playwright-core) when rows are only
+ * behind their payments: the service settled them, but no delivery reached the server and no worker
+ * looked (webhooks lost, the reconciler down). The check says which differences are only that, asks
+ * the worker to make the rows follow; once a reconciler runs, checking again matches.
+ */
+import path from "node:path";
+import type { BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createWorkerClient } from "../../src/pipeline/index.js";
+import { type ReconcileService, startReconcileService } from "../../src/reconcile/index.js";
+import { paymentsOfBatch, REDIS_URL } from "../integration/pipeline/helpers.js";
+import {
+  type ApiStack,
+  callApi,
+  type Json,
+  startApiStack,
+  until,
+  uploadSheet,
+} from "../support/api-stack.js";
+import { axeFindings } from "../support/axe.js";
+import { launchChromium, logInAt, screenshot } from "../support/browser.js";
+
+let stack: ApiStack;
+let browser: BrowserContext;
+let page: Page;
+let token: string;
+let reconcile: ReconcileService | undefined;
+
+const call = (method: string, route: string, body?: unknown): Promise<{ status: number; json: Json }> =>
+  callApi(stack.server.url, token, method, route, body);
+
+beforeAll(async () => {
+  // No reconcile option: no webhooks reach the server and nothing looks at the rows.
+  stack = await startApiStack({ label: "ledger-behind", clock: { toInProgressMs: 50, toFinalMs: 50 } });
+  token = (await stack.server.auth.createToken("ops", "admin", "test")).token;
+  await stack.server.auth.addUser("lena", "admin", "lena checks 123");
+  ({ browser, page } = await launchChromium(path.join(stack.dir, "profile")));
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await reconcile?.stop(2000);
+  await stack?.close();
+}, 60_000);
+
+describe("a ledger check of rows behind their payments", () => {
+  it("says they only wait for the worker, which makes them follow; checked again, the batch matches", async () => {
+    const up = await uploadSheet(
+      stack.server.url,
+      token,
+      "behind.csv",
+      "reference,from_account,to_account,amount,currency\nLB-1,ops-checking,vendor-ach,12.40,USD\nLB-2,ops-checking,vendor-ach,12.50,USD\n",
+    );
+    expect(up.status).toBe(201);
+    const submitted = await call("POST", "/api/v1/batches", { sheetId: up.json.id });
+    expect(submitted.status, JSON.stringify(submitted.json)).toBe(201);
+    const batchId = submitted.json.id as string;
+    await until(
+      "both payments completed at the service",
+      async () => {
+        const payments = await paymentsOfBatch(stack.client, batchId);
+        return payments.length === 2 && payments.every((p) => p.status === "completed") ? true : undefined;
+      },
+      30_000,
+    );
+    const rows = (await call("GET", `/api/v1/batches/${batchId}/rows`)).json.data as { state: string }[];
+    expect(rows.map((r) => r.state)).toEqual(["submitted", "submitted"]);
+
+    await logInAt(page, `${stack.server.url}/#/batches/${batchId}`, "lena", "lena checks 123");
+    await page.getByRole("button", { name: "Check against the service's ledger" }).click();
+    await page.locator("#ledger-behind").waitFor();
+    expect(await page.locator("#ledger-behind").innerText()).toMatch(
+      /^2 of these rows are only behind their payment: the service shows a newer state/,
+    );
+    expect(await page.locator("#ledger-summary").innerText()).toContain("2 differences");
+    expect(await page.locator("#ledger-differences").innerText()).toContain("has not followed it yet");
+    // Nothing for a person to chase: the advice to open each row is not given.
+    expect(await page.getByText("Next: open each row").count()).toBe(0);
+    expect(await axeFindings(page)).toEqual([]);
+    await screenshot(page, "ledger-behind-01-marked");
+
+    // A reconciler comes up: the rows the check marked are looked at, and follow their payments.
+    reconcile = await startReconcileService({
+      redisUrl: REDIS_URL,
+      prefix: stack.prefix,
+      client: createWorkerClient(stack.api),
+      sweepEveryMs: 600_000,
+      staleAfterMs: 600_000,
+      quietMs: 0,
+      lookEveryMs: 50,
+    });
+    await until("both rows to follow", async () => {
+      const now = (await call("GET", `/api/v1/batches/${batchId}/rows`)).json.data as { state: string }[];
+      return now.every((r) => r.state === "completed") ? true : undefined;
+    });
+    await page.getByRole("button", { name: "Check the ledger again" }).click();
+    await page.locator("#ledger-summary .state", { hasText: "matches" }).waitFor();
+    expect(await page.locator("#ledger-behind").count()).toBe(0);
+    // The rows below follow too: the page read the batch anew after the check and saw rows move.
+    await page.locator("#rows td", { hasText: "completed" }).first().waitFor({ timeout: 10_000 });
+    await screenshot(page, "ledger-behind-02-matches");
+  }, 120_000);
+});
