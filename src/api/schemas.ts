@@ -205,6 +205,11 @@ export const BatchView = z
         matched: z.number().int().describe("Rows whose payment (or absence of one) agrees with the ledger."),
         differences: z.number().int(),
         byKind: z.record(z.string(), z.number().int()).describe("Differences by kind."),
+        behind: z
+          .number()
+          .int()
+          .optional()
+          .describe("Rows only behind their payment when checked, handed to the worker to follow."),
         summary: z.string().describe("One line: `ledger: 20,000 rows match, 0 differences`."),
       })
       .nullable()

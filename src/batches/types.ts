@@ -60,6 +60,8 @@ export interface LedgerCheck {
   differences: number;
   /** Differences by kind (ledger-audit's DIFFERENCE_KINDS). */
   byKind: Record<string, number>;
+  /** Rows only behind their payment when checked (handed to the worker to follow); absent: none. */
+  behind?: number | undefined;
   /** One line for people: `ledger: 20,000 rows match, 0 differences`. */
   summary: string;
 }

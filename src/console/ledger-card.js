@@ -129,11 +129,11 @@ export function ledgerCard(b, { answer = null, running = false, run } = {}) {
     el("h2", { id: "ledger-title" }, "Ledger check"),
     outcome(l),
     l?.differences ? kindsList(l.byKind) : null,
-    detailsHere && answer.behind > 0
+    l?.differences && l.behind > 0
       ? el(
           "p",
           { id: "ledger-behind" },
-          `${count(answer.behind)} of these row${answer.behind === 1 ? " is" : "s are"} only behind ${answer.behind === 1 ? "its" : "their"} payment: the service shows a newer state (returned, or settled, since the row's last look). The worker has been asked to make ${answer.behind === 1 ? "it" : "them"} follow; check again in a moment.`,
+          `${count(l.behind)} of these row${l.behind === 1 ? " was" : "s were"} only behind ${l.behind === 1 ? "its" : "their"} payment: the service showed a newer state (returned, or settled, since the row's last look). The worker was asked to make ${l.behind === 1 ? "it" : "them"} follow; check again.`,
         )
       : null,
     detailsHere ? differencesTable(b, answer) : null,
@@ -141,7 +141,7 @@ export function ledgerCard(b, { answer = null, running = false, run } = {}) {
       ? el("p", { class: "muted" }, "Check again to list the differences with their rows.")
       : null,
     // Differences that are only rows behind their payment need no one to open the rows.
-    l?.differences && !(detailsHere && answer.behind >= l.differences)
+    l?.differences && !(l.behind >= l.differences)
       ? el(
           "p",
           { class: "muted" },

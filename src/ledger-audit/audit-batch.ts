@@ -182,7 +182,7 @@ export async function auditBatch(options: AuditBatchOptions): Promise<AuditRepor
     byKind,
     pages,
     behind,
-    summary: ledgerSummary(rowCount, matched, byKind),
+    summary: ledgerSummary(rowCount, matched, byKind, behind),
     at: (options.now?.() ?? new Date()).toISOString(),
   };
 }
@@ -231,6 +231,7 @@ export function ledgerCheckOf(report: AuditReport): LedgerCheck {
     matched: report.matched,
     differences: report.differences.length,
     byKind: Object.fromEntries(Object.entries(report.byKind).filter(([, n]) => n > 0)),
+    ...(report.behind > 0 ? { behind: report.behind } : {}),
     summary: report.summary,
   };
 }

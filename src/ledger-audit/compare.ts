@@ -246,6 +246,8 @@ export function ledgerSummary(
   rows: number,
   matched: number,
   byKind: Readonly<Record<string, number>>,
+  /** Rows only behind their payment (rowIsBehind): said apart, as they need no one to chase them. */
+  behind = 0,
 ): string {
   const fmt = (n: number) => n.toLocaleString("en-US");
   const differences = Object.values(byKind).reduce((a, b) => a + b, 0);
@@ -254,5 +256,6 @@ export function ledgerSummary(
     .filter(([, n]) => n > 0)
     .map(([k, n]) => `${fmt(n)} ${k}`)
     .join(", ");
-  return `ledger: ${fmt(matched)} of ${fmt(rows)} rows match, ${fmt(differences)} difference${differences === 1 ? "" : "s"} (${kinds})`;
+  const waiting = behind > 0 ? `; ${fmt(behind)} only behind their payment` : "";
+  return `ledger: ${fmt(matched)} of ${fmt(rows)} rows match, ${fmt(differences)} difference${differences === 1 ? "" : "s"} (${kinds}${waiting})`;
 }

@@ -71,7 +71,7 @@ describe("a ledger check of rows behind their payments", () => {
     await page.getByRole("button", { name: "Check against the service's ledger" }).click();
     await page.locator("#ledger-behind").waitFor();
     expect(await page.locator("#ledger-behind").innerText()).toMatch(
-      /^2 of these rows are only behind their payment: the service shows a newer state/,
+      /^2 of these rows were only behind their payment: the service showed a newer state/,
     );
     expect(await page.locator("#ledger-summary").innerText()).toContain("2 differences");
     expect(await page.locator("#ledger-differences").innerText()).toContain("has not followed it yet");

@@ -293,6 +293,9 @@ describe("a row behind its payment when the audit reads it (returned since its l
     expect(alone.differences).toHaveLength(1);
     expect(alone.differences[0]!.kind).toBe("state-differs");
     expect(alone.behind).toBe(1);
+    expect(alone.summary).toBe(
+      "ledger: 1 of 2 rows match, 1 difference (1 state-differs; 1 only behind their payment)",
+    );
     expect(alone.differences[0]!.message).toMatch(
       /is failed, the row says completed .*has not followed it yet/,
     );

@@ -98,6 +98,9 @@ describe("holding a row against a payment", () => {
 
   it("says it in one line", () => {
     expect(ledgerSummary(20_000, 20_000, {})).toBe("ledger: 20,000 rows match, 0 differences");
+    expect(ledgerSummary(5, 3, { "state-differs": 2 }, 2)).toBe(
+      "ledger: 3 of 5 rows match, 2 differences (2 state-differs; 2 only behind their payment)",
+    );
     expect(ledgerSummary(10, 9, { "amount-differs": 1, "second-payment": 0 })).toBe(
       "ledger: 9 of 10 rows match, 1 difference (1 amount-differs)",
     );
