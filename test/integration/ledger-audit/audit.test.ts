@@ -101,6 +101,17 @@ afterAll(async () => {
   await sandbox.close();
 });
 
+/** The environment of `payouts audit` run as a command against this file's sandbox and Redis. */
+function cliEnv(): Record<string, string> {
+  return {
+    REDIS_URL,
+    PAYOUTS_API_URL: sandbox.url,
+    PAYOUTS_API_KEY: sandbox.apiKey,
+    DATA_DIR: h.dataDir,
+    LOG_LEVEL: "warn",
+  };
+}
+
 /** A batch whose rows all hold their payments, settled (`completed`) unless held at the service. */
 async function paidBatch(rows: ReturnType<typeof instruction>[]): Promise<string> {
   const batchId = await h.submit(rows);
@@ -175,13 +186,7 @@ describe("payouts audit", () => {
   });
 
   it("as a command: exits 1 on differences and writes them to the report; exits 0 for a batch that matches", async () => {
-    const env = {
-      REDIS_URL,
-      PAYOUTS_API_URL: sandbox.url,
-      PAYOUTS_API_KEY: sandbox.apiKey,
-      DATA_DIR: h.dataDir,
-      LOG_LEVEL: "warn",
-    };
+    const env = cliEnv();
     const bad = spawnCli(["audit", batchId, "--redis-prefix", h.prefix, "--format", "json"], env);
     expect(await bad.exited).toBe(1);
     const reportLine = bad.output.find((l) => l.startsWith("report: "));
@@ -302,13 +307,7 @@ describe("a row behind its payment when the audit reads it (returned since its l
     expect((await h.store.getRow(batchId, returnedKey))?.state).toBe("completed");
 
     // `payouts audit` marks the row, says so, and the running reconciler makes it follow.
-    const env = {
-      REDIS_URL,
-      PAYOUTS_API_URL: sandbox.url,
-      PAYOUTS_API_KEY: sandbox.apiKey,
-      DATA_DIR: h.dataDir,
-      LOG_LEVEL: "warn",
-    };
+    const env = cliEnv();
     const first = spawnCli(["audit", batchId, "--redis-prefix", h.prefix], env);
     expect(await first.exited).toBe(1);
     expect(first.output.join("\n")).toContain("1 row(s) have not followed their payment's newer state yet");
