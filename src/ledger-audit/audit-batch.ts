@@ -128,6 +128,8 @@ export async function auditBatch(options: AuditBatchOptions): Promise<AuditRepor
   let recordedSeenCount = 0;
   let payments = 0;
   let pages = 0;
+  /** Rows whose own payment is newer than what they show (a row with two such payments counts once). */
+  const behindRows = new RowNumberSet();
   let behind = 0;
   for await (const page of client.payments.listPages({ metadata: { payouts_batch: batchId }, limit: 50 })) {
     pages++;
@@ -149,7 +151,10 @@ export async function auditBatch(options: AuditBatchOptions): Promise<AuditRepor
         continue;
       }
       const recorded = payment.id === row.paymentId && !recordedSeen.has(row.rowNumber);
-      if (rowIsBehind(row, payment)) behind++;
+      if (rowIsBehind(row, payment) && !behindRows.has(row.rowNumber)) {
+        behindRows.add(row.rowNumber);
+        behind++;
+      }
       note(checkPayment(row, payment, recordedSeen, attemptSeen));
       if (recorded && PAYMENT_ROW_STATES.includes(row.state)) recordedSeenCount++;
     }

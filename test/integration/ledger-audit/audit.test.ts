@@ -12,6 +12,7 @@ import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pauseBatch } from "../../../src/batch-control/index.js";
 import { type AuditReport, auditAndRecord, auditBatch } from "../../../src/ledger-audit/index.js";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
 import { createWorkerClient, type PaymentService, startPaymentService } from "../../../src/pipeline/index.js";
@@ -318,5 +319,37 @@ describe("a row behind its payment when the audit reads it (returned since its l
     const again = spawnCli(["audit", batchId, "--redis-prefix", h.prefix], env);
     expect(await again.exited).toBe(0);
     expect((await auditBatch({ store: h.store, client, batchId })).differences).toEqual([]);
+  });
+});
+
+describe("a row that records no payment while the service holds two of its attempt", () => {
+  it("counts as one row behind, beside its unrecorded and its second payment", async () => {
+    const rows = [instruction({ amount: 36_000 })];
+    // Paused before its job is added: the worker never sends it, so the row records no payment.
+    const batchId = await h.submit(rows, {
+      beforeEnqueue: async (id) => {
+        await pauseBatch(h.store, id, { by: "test", reason: "held for the test" });
+      },
+    });
+    const row = (await h.store.getRow(batchId, rows[0]!.rowKey))!;
+    for (const n of [1, 2]) {
+      await client.payments.create(
+        {
+          amount: rows[0]!.amount,
+          originatingAccountId: rows[0]!.originatingAccountId,
+          receivingAccountId: rows[0]!.receivingAccountId,
+          deliveryPreference: rows[0]!.deliveryPreference,
+          externalId: `${rows[0]!.reference}-elsewhere-${n}`,
+          metadata: { payouts_batch: batchId, payouts_row: row.rowKey, payouts_attempt: "1" },
+        },
+        { idempotencyKey: `elsewhere-${batchId}-${n}` },
+      );
+    }
+    const report = await auditBatch({ store: h.store, client, batchId });
+    expect(report.differences.map((d) => d.kind).sort()).toEqual(["second-payment", "unrecorded-payment"]);
+    expect(report.behind).toBe(1);
+    expect(report.summary).toBe(
+      "ledger: 0 of 1 rows match, 2 differences (1 unrecorded-payment, 1 second-payment; 1 only behind their payment)",
+    );
   });
 });
