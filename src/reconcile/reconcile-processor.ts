@@ -126,15 +126,21 @@ export function createReconcileProcessor(options: ReconcileProcessorOptions) {
   const runningHooks = new Set<Promise<void>>();
   let finishChecksClosed = false;
 
-  function notify(hook: ((batchId: string) => void | Promise<void>) | undefined, batchId: string): void {
+  /** Runs a hook without waiting for it; `tracked`: the stop waits for it too (runningHooks). */
+  function notify(
+    hook: ((batchId: string) => void | Promise<void>) | undefined,
+    batchId: string,
+    tracked = false,
+  ): void {
     if (!hook) return;
     const running = Promise.resolve()
       .then(() => hook(batchId))
       .catch((err: unknown) => {
         logger?.error({ batchId, err }, "reconcile hook failed");
-      })
-      .finally(() => runningHooks.delete(running));
+      });
+    if (!tracked) return;
     runningHooks.add(running);
+    void running.finally(() => runningHooks.delete(running));
   }
 
   /**
@@ -172,7 +178,7 @@ export function createReconcileProcessor(options: ReconcileProcessorOptions) {
       await store.watchBatch(batchId, now + Math.min(watch.everyMs, watch.forMs), now + watch.forMs);
     }
     notify(options.onRowsChanged, batchId);
-    notify(options.onBatchFinished, batchId);
+    notify(options.onBatchFinished, batchId, true);
     return true;
   }
 
