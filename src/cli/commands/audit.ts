@@ -6,7 +6,6 @@
  */
 import path from "node:path";
 import { type Command, InvalidArgumentError } from "commander";
-import { BatchStore } from "../../batches/index.js";
 import { loadConfig } from "../../config/index.js";
 import {
   AUDIT_REPORT_FORMATS,
@@ -17,7 +16,7 @@ import {
 } from "../../ledger-audit/index.js";
 import { lookMarker, markForLook } from "../../reconcile/index.js";
 import { connectApi } from "../api-connection.js";
-import { withRedis } from "../batch-store-connection.js";
+import { withBatchStore } from "../batch-store-connection.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { redisPrefixOption } from "../options.js";
 
@@ -81,8 +80,7 @@ export async function runAudit(
   const connection = await connectApi(config, { sandbox: "never" });
   const client = connection.api;
   try {
-    return await withRedis(config, opts.redisPrefix, async (redis) => {
-      const store = new BatchStore(redis, { prefix: opts.redisPrefix });
+    return await withBatchStore(config, opts.redisPrefix, async (store) => {
       const batch = await store.getBatch(batchId);
       if (!batch) throw new CliError(new UnknownAuditBatchError(batchId).message, EXIT.usage);
       const reportPath = opts.output
@@ -92,7 +90,7 @@ export async function runAudit(
         store,
         client,
         batchId,
-        follow: markForLook(lookMarker(redis, opts.redisPrefix)),
+        follow: markForLook(lookMarker(store.redis, opts.redisPrefix)),
         reportTo: { path: reportPath, format },
       });
       if (opts.json) {
