@@ -27,8 +27,8 @@ import type { ReconcileProcessor } from "./reconcile-processor.js";
  * and one read after the last of them tells as much as all. Counted from the LAST delivery so far, not
  * the first: then the wait only has to outlast the gap between two deliveries (3 s in the sandbox,
  * in-progress to final), whatever the lag before them; a wait counted from `api.payment.created` had
- * to outlast the whole settlement, which the sandbox takes longer for when it is busy. Only latency is traded, a delivery is never
- * dropped; the sweep remains the backstop for deliveries that never come.
+ * to outlast the whole settlement, which the sandbox takes longer for when it is busy. Only latency is
+ * traded, a delivery is never dropped; the sweep remains the backstop for deliveries that never come.
  */
 export const DEFAULT_RECONCILE_DEBOUNCE_MS = 5_000;
 
