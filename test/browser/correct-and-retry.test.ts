@@ -17,8 +17,8 @@ import {
   callApi,
   type Json,
   startApiStack,
+  submitSheetThroughApi,
   until,
-  uploadSheet,
 } from "../support/api-stack.js";
 import { axeFindings } from "../support/axe.js";
 import { launchChromium, logInAt, SHOTS, screenshot } from "../support/browser.js";
@@ -57,11 +57,7 @@ describe("correct and retry in the console", () => {
   it("holds a corrected failed row for approval, shows it to the approver, and audits it", async () => {
     const sheet =
       "reference,from_account,to_account,amount,currency\nFIX-ME-1,ops-checking,vendor-ach,5.13,USD\n";
-    const up = await uploadSheet(stack.server.url, tokens.feeder, "to-fix.csv", sheet);
-    expect(up.status).toBe(201);
-    const submitted = await call("feeder", "POST", "/api/v1/batches", { sheetId: up.json.id });
-    expect(submitted.status).toBe(201);
-    const batchId = submitted.json.id as string;
+    const batchId = await submitSheetThroughApi(stack.server.url, tokens.feeder, "to-fix.csv", sheet);
     await until(
       "the row to fail",
       async () =>

@@ -14,8 +14,8 @@ import {
   callApi,
   type Json,
   startApiStack,
+  submitSheetThroughApi,
   until,
-  uploadSheet,
 } from "../support/api-stack.js";
 import { axeFindings } from "../support/axe.js";
 import { launchChromium, logInAt, screenshot } from "../support/browser.js";
@@ -48,16 +48,12 @@ afterAll(async () => {
 
 /** Submits a one-row sheet and waits for its row to reach `state`. */
 async function batchOf(name: string, row: string, state: string): Promise<string> {
-  const up = await uploadSheet(
+  const batchId = await submitSheetThroughApi(
     stack.server.url,
     token,
     name,
     `reference,from_account,to_account,amount,currency\n${row}\n`,
   );
-  expect(up.status).toBe(201);
-  const submitted = await call("POST", "/api/v1/batches", { sheetId: up.json.id });
-  expect(submitted.status, JSON.stringify(submitted.json)).toBe(201);
-  const batchId = submitted.json.id as string;
   await until(
     `row 2 of ${name} to be ${state}`,
     async () =>

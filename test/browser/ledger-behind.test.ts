@@ -15,8 +15,8 @@ import {
   callApi,
   type Json,
   startApiStack,
+  submitSheetThroughApi,
   until,
-  uploadSheet,
 } from "../support/api-stack.js";
 import { axeFindings } from "../support/axe.js";
 import { launchChromium, logInAt, screenshot } from "../support/browser.js";
@@ -46,16 +46,12 @@ afterAll(async () => {
 
 describe("a ledger check of rows behind their payments", () => {
   it("says they only wait for the worker, which makes them follow; checked again, the batch matches", async () => {
-    const up = await uploadSheet(
+    const batchId = await submitSheetThroughApi(
       stack.server.url,
       token,
       "behind.csv",
       "reference,from_account,to_account,amount,currency\nLB-1,ops-checking,vendor-ach,12.40,USD\nLB-2,ops-checking,vendor-ach,12.50,USD\n",
     );
-    expect(up.status).toBe(201);
-    const submitted = await call("POST", "/api/v1/batches", { sheetId: up.json.id });
-    expect(submitted.status, JSON.stringify(submitted.json)).toBe(201);
-    const batchId = submitted.json.id as string;
     await until(
       "both payments completed at the service",
       async () => {

@@ -15,8 +15,8 @@ import {
   callApi,
   type Json,
   startApiStack,
+  submitSheetThroughApi,
   until,
-  uploadSheet,
 } from "../support/api-stack.js";
 import { launchChromium, logInAt, SHOTS, screenshot } from "../support/browser.js";
 
@@ -88,11 +88,12 @@ describe("a row's details while its batch is sending", () => {
     for (let i = 2; i <= ROWS; i++)
       lines.push(`RDR-${i},ops-checking,vendor-ach,${(10 + i / 100).toFixed(2)},USD`);
     stack.sandbox.setFaults({ latencyMs: 100 });
-    const up = await uploadSheet(stack.server.url, token, "sending.csv", `${lines.join("\n")}\n`);
-    expect(up.status).toBe(201);
-    const made = await call("POST", "/api/v1/batches", { sheetId: up.json.id });
-    expect(made.status).toBe(201);
-    const batchId = made.json.id as string;
+    const batchId = await submitSheetThroughApi(
+      stack.server.url,
+      token,
+      "sending.csv",
+      `${lines.join("\n")}\n`,
+    );
     await until(
       "row 2 to fail",
       async () => (await call("GET", `/api/v1/batches/${batchId}/rows/2`)).json.state === "failed",

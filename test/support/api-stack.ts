@@ -165,6 +165,24 @@ export async function callApi(
 }
 
 /** Uploads a sheet (`POST /api/v1/sheets`, multipart) as the token's holder. */
+/**
+ * Uploads a sheet and submits it as a batch, as a user of the API does; the new batch's id. Throws,
+ * with the answer, when either step is not a 201.
+ */
+export async function submitSheetThroughApi(
+  baseUrl: string,
+  token: string | undefined,
+  name: string,
+  content: string | Buffer,
+): Promise<string> {
+  const up = await uploadSheet(baseUrl, token, name, content);
+  if (up.status !== 201) throw new Error(`upload of ${name}: ${up.status} ${JSON.stringify(up.json)}`);
+  const submitted = await callApi(baseUrl, token, "POST", "/api/v1/batches", { sheetId: up.json.id });
+  if (submitted.status !== 201)
+    throw new Error(`submission of ${name}: ${submitted.status} ${JSON.stringify(submitted.json)}`);
+  return submitted.json.id as string;
+}
+
 export async function uploadSheet(
   baseUrl: string,
   token: string | undefined,

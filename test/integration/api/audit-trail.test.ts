@@ -12,8 +12,8 @@ import {
   callApi,
   type Json,
   startApiStack,
+  submitSheetThroughApi,
   until,
-  uploadSheet,
 } from "../../support/api-stack.js";
 
 let stack: ApiStack;
@@ -46,11 +46,7 @@ describe("the audit trail over the API", () => {
   it("records a console correction with what changed, holds it for approval, and filters and exports", async () => {
     const sheet =
       "reference,from_account,to_account,amount,currency\nAUD-T-1,ops-checking,vendor-ach,5.13,USD\n";
-    const up = await uploadSheet(stack.server.url, tokens.clerk, "audit.csv", sheet);
-    expect(up.status).toBe(201);
-    const submitted = await call("clerk", "POST", "/api/v1/batches", { sheetId: up.json.id });
-    expect(submitted.status).toBe(201);
-    const id = submitted.json.id as string;
+    const id = await submitSheetThroughApi(stack.server.url, tokens.clerk, "audit.csv", sheet);
     await until("the row to fail", async () => {
       const r = await call("clerk", "GET", `/api/v1/batches/${id}/rows/2`);
       return r.json.state === "failed" ? true : undefined;
