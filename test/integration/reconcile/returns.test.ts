@@ -34,6 +34,8 @@ import { until as waitFor } from "../../support/wait.js";
 import { instruction, type PipelineHarness, pipelineHarness, REDIS_URL } from "../pipeline/helpers.js";
 
 const SECRET = "returns-notify-secret";
+/** What happens to a batch between its end and its audit (a test's return that lands just then). */
+const beforeAudit = new Map<string, () => Promise<void>>();
 let sandbox: RunningSandbox;
 let h: PipelineHarness;
 let server: RunningServer;
@@ -106,9 +108,16 @@ beforeAll(async () => {
       outbox,
       dataDir: h.dataDir,
       notify,
-      // As the worker does: the finished batch is held against the ledger before the notice goes.
+      // As the worker does: the finished batch is held against the ledger before the notice goes, and
+      // a row the audit finds behind its payment follows it first.
       beforeNotify: async (batchId) => {
-        await auditAndRecord({ store: h.store, client: serverClient, batchId });
+        await beforeAudit.get(batchId)?.();
+        await auditAndRecord({
+          store: h.store,
+          client: serverClient,
+          batchId,
+          follow: (payments) => reconcile.processor.applyPayments(payments),
+        });
       },
     }),
     onRowReturned: payoutReturnedHandler({ store: h.store, notify }),
@@ -251,6 +260,58 @@ describe("a return whose webhook never came", () => {
       expect(row?.errorMessage).toContain("R02");
       // Still watched, next time a day later (here: the test's watch interval).
       expect(await h.pipeline.redis.zscore(h.store.keys.watched, batchId)).not.toBeNull();
+    } finally {
+      await h.api.webhook.update({ isActive: true });
+    }
+  });
+});
+
+describe("a return that lands between a batch's last look and its audit", () => {
+  it("is followed by the audit: the kept outcome matches, the notices and the result file say returned", async () => {
+    const kept = instruction({ amount: 21_000 });
+    const back = instruction({ amount: 21_100 });
+    try {
+      const batchId = await h.submit([kept, back], {
+        beforeEnqueue: async (id) => {
+          // The bank returns the payment right as the batch finishes, and its delivery is lost: no
+          // look sees it before the audit.
+          beforeAudit.set(id, async () => {
+            await h.api.webhook.update({ isActive: false });
+            const paid = (await h.store.getRow(id, back.rowKey))!;
+            const answer = await fetch(`${sandbox.url}/_sandbox/payments/${paid.paymentId}/return`, {
+              method: "POST",
+              headers: { "api-key": sandbox.apiKey, "content-type": "application/json" },
+              body: JSON.stringify({ reason: { code: "R02", message: "account closed" } }),
+            });
+            expect(answer.status).toBe(200);
+          });
+        },
+      });
+      const [notice] = await until(
+        async () =>
+          notifications<BatchFinishedSummary>("batch.finished").filter((n) => n.batchId === batchId),
+        (n) => n.length === 1,
+        "the batch.finished notification",
+      );
+      expect(notice?.ledger).toBe("ledger: 2 rows match, 0 differences");
+      expect(notice?.counts).toEqual({ completed: 1, returned: 1 });
+      expect((await h.store.getBatch(batchId))?.ledger).toMatchObject({ differences: 0, matched: 2 });
+      await until(
+        async () =>
+          notifications<PayoutReturnedEvent>("payout.returned").filter((n) => n.batchId === batchId),
+        (n) => n.length === 1,
+        "the payout.returned notification",
+      );
+      const batch = (await h.store.getBatch(batchId))!;
+      const file = defaultResultPath(h.dataDir, batch, batch.sheet.format);
+      await until(
+        async () => {
+          const text = await readFile(file, "utf8").catch(() => "");
+          return Papa.parse<Record<string, string>>(text.replace(/^\uFEFF/, ""), { header: true }).data;
+        },
+        (rows) => rows.some((r) => r.reference === back.reference && r.status === "returned"),
+        "the result file to show the return",
+      );
     } finally {
       await h.api.webhook.update({ isActive: true });
     }
