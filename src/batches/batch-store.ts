@@ -11,6 +11,7 @@ import { DEFAULT_KEY_PREFIX, type RedisLayout, redisLayout } from "./redis-layou
 import {
   FENCE_SEND,
   INIT_ROWS,
+  READ_ROWS,
   RECORD_STATIC_ROWS,
   START_NEW_ATTEMPT,
   TRANSITION_ROW,
@@ -186,6 +187,22 @@ const OUTCOME_FIELDS = [
   "errorMessage",
   "updatedAt",
 ] as const;
+
+/** What reconciliation reads of a row (rowHeads). */
+const HEAD_FIELDS = [
+  "state",
+  "attempt",
+  "paymentId",
+  "paymentStatus",
+  "paymentUpdatedAt",
+  "paymentCreatedAt",
+] as const;
+
+/** What an audit reads of a row (auditRows). */
+const AUDIT_FIELDS = ["state", "attempt", "paymentId", "paymentUpdatedAt"] as const;
+
+/** What the feed reads of a row (rowStates). */
+const STATE_FIELDS = ["state", "attempt"] as const;
 
 /** A row as its result line shows it, from its static record and its state hash (or part of it). */
 function outcomeFrom(batchId: string, rowKey: string, s: StaticRow, h: Record<string, string>): RowOutcome {
@@ -519,13 +536,9 @@ export class BatchStore {
   ): Promise<({ state: RowState; attempt: number } | undefined)[]> {
     const out: ({ state: RowState; attempt: number } | undefined)[] = [];
     for (let i = 0; i < rowKeys.length; i += ROW_CHUNK) {
-      const pipeline = this.redis.pipeline();
-      for (const rowKey of rowKeys.slice(i, i + ROW_CHUNK)) {
-        pipeline.hmget(this.keys.row(batchId, rowKey), "state", "attempt");
-      }
-      for (const [err, value] of (await pipeline.exec()) ?? []) {
-        if (err) throw err;
-        const [state, attempt] = value as [string | null, string | null];
+      const read = await this.readRows(batchId, rowKeys.slice(i, i + ROW_CHUNK), STATE_FIELDS, false);
+      for (const { values } of read) {
+        const [state, attempt] = values;
         out.push(state && isRowState(state) ? { state, attempt: Number(attempt ?? 1) } : undefined);
       }
     }
@@ -540,29 +553,16 @@ export class BatchStore {
   async rowHeads(batchId: string, rowKeys: readonly string[]): Promise<(RowHead | undefined)[]> {
     const out: (RowHead | undefined)[] = [];
     for (let i = 0; i < rowKeys.length; i += ROW_CHUNK) {
-      const chunk = rowKeys.slice(i, i + ROW_CHUNK);
-      const pipeline = this.redis.pipeline();
-      for (const rowKey of chunk) {
-        pipeline.hmget(
-          this.keys.row(batchId, rowKey),
-          "state",
-          "attempt",
-          "paymentId",
-          "paymentStatus",
-          "paymentUpdatedAt",
-          "paymentCreatedAt",
-        );
-      }
-      ((await pipeline.exec()) ?? []).forEach(([err, value], j) => {
-        if (err) throw err;
-        const [state, attempt, paymentId, paymentStatus, updatedAt, createdAt] = value as (string | null)[];
+      const read = await this.readRows(batchId, rowKeys.slice(i, i + ROW_CHUNK), HEAD_FIELDS, false);
+      for (const { rowKey, values } of read) {
+        const [state, attempt, paymentId, paymentStatus, updatedAt, createdAt] = values;
         if (!state || !isRowState(state)) {
           out.push(undefined);
-          return;
+          continue;
         }
         out.push({
           batchId,
-          rowKey: chunk[j]!,
+          rowKey,
           state,
           attempt: Number(attempt ?? 1),
           paymentId: paymentId || undefined,
@@ -570,7 +570,7 @@ export class BatchStore {
           paymentUpdatedAt: updatedAt ? isoOfStamp(updatedAt) : undefined,
           paymentCreatedAt: createdAt ? isoOfStamp(createdAt) : undefined,
         });
-      });
+      }
     }
     return out;
   }
@@ -587,31 +587,16 @@ export class BatchStore {
   }
 
   /**
-   * The rows with these keys, in the order given (missing ones left out), in one pipeline: how result
-   * files and sweeps read large batches a chunk at a time instead of a round trip per row.
-   */
-  async rowsPage(batchId: string, rowKeys: readonly string[]): Promise<RowRecord[]> {
-    const read = await this.withStaticRecords<Record<string, string>>(batchId, rowKeys, (p, key) =>
-      p.hgetall(key),
-    );
-    return read.flatMap(({ rowKey, record, reply }) =>
-      reply.state ? [this.rowFrom(batchId, rowKey, record, reply)] : [],
-    );
-  }
-
-  /**
    * The rows with these keys as their result lines show them (missing ones left out): the static
-   * record and the fields a result line has, in one pipeline, without the history a full row carries
+   * record and the fields a result line has, in one reply, without the history a full row carries
    * (a result file is rewritten while its batch runs: the history would be read and parsed each time).
    */
   async rowOutcomesPage(batchId: string, rowKeys: readonly string[]): Promise<RowOutcome[]> {
-    const read = await this.withStaticRecords<(string | null)[]>(batchId, rowKeys, (p, key) =>
-      p.hmget(key, ...OUTCOME_FIELDS),
-    );
-    return read.flatMap(({ rowKey, record, reply }) => {
+    const read = await this.withStaticRecords(batchId, rowKeys, OUTCOME_FIELDS);
+    return read.flatMap(({ rowKey, record, values }) => {
       const hash: Record<string, string> = {};
       OUTCOME_FIELDS.forEach((field, i) => {
-        const value = reply[i];
+        const value = values[i];
         if (value !== null && value !== undefined) hash[field] = value;
       });
       return hash.state ? [outcomeFrom(batchId, rowKey, record, hash)] : [];
@@ -620,14 +605,12 @@ export class BatchStore {
 
   /**
    * The rows with these keys as an audit holds them against the ledger (missing ones left out): the
-   * static record (instruction, row number) and the state, attempt and payment, in one pipeline,
+   * static record (instruction, row number) and the state, attempt and payment, in one reply,
    * without the history a full row carries.
    */
   async auditRows(batchId: string, rowKeys: readonly string[]): Promise<AuditedRow[]> {
-    const read = await this.withStaticRecords<(string | null)[]>(batchId, rowKeys, (p, key) =>
-      p.hmget(key, "state", "attempt", "paymentId", "paymentUpdatedAt"),
-    );
-    return read.flatMap(({ rowKey, record, reply: [state, attempt, paymentId, updatedAt] }) =>
+    const read = await this.withStaticRecords(batchId, rowKeys, AUDIT_FIELDS);
+    return read.flatMap(({ rowKey, record, values: [state, attempt, paymentId, updatedAt] }) =>
       state && isRowState(state)
         ? [
             {
@@ -645,27 +628,71 @@ export class BatchStore {
   }
 
   /**
-   * The static records of the rows with these keys, each beside what `ask` reads from its state hash,
-   * in one pipeline, in the order given; rows without a static record are left out.
+   * The static records of the rows with these keys, each beside the `fields` of its state hash, in
+   * one reply, in the order given; rows without a static record are left out.
    */
-  private async withStaticRecords<T>(
+  private async withStaticRecords(
     batchId: string,
     rowKeys: readonly string[],
-    ask: (pipeline: ReturnType<RedisClient["pipeline"]>, rowStateKey: string) => void,
-  ): Promise<{ rowKey: string; record: StaticRow; reply: T }[]> {
+    fields: readonly string[],
+  ): Promise<{ rowKey: string; record: StaticRow; values: (string | null)[] }[]> {
+    const [sourceKeys, read] = await Promise.all([
+      this.sourceKeys(batchId),
+      this.readRows(batchId, rowKeys, fields, true),
+    ]);
+    return read.flatMap(({ rowKey, json, values }) =>
+      json ? [{ rowKey, record: decodeStaticRow(rowKey, json, sourceKeys), values }] : [],
+    );
+  }
+
+  /**
+   * The `fields` of many rows' state hashes (and, with `withStatic`, their static records), in the
+   * order given, in one script call per ROW_CHUNK rows: a reply per chunk, not a command per row.
+   */
+  private async readRows(
+    batchId: string,
+    rowKeys: readonly string[],
+    fields: readonly string[],
+    withStatic: boolean,
+  ): Promise<{ rowKey: string; json: string | null; values: (string | null)[] }[]> {
+    const out: { rowKey: string; json: string | null; values: (string | null)[] }[] = [];
+    const width = fields.length + (withStatic ? 1 : 0);
+    for (let i = 0; i < rowKeys.length; i += ROW_CHUNK) {
+      const chunk = rowKeys.slice(i, i + ROW_CHUNK);
+      const flat = (await READ_ROWS.run(
+        this.redis,
+        [this.keys.rows(batchId)],
+        [this.keys.rowPrefix(batchId), withStatic ? "1" : "0", fields.length, ...fields, ...chunk],
+      )) as (string | null)[];
+      chunk.forEach((rowKey, j) => {
+        const at = j * width;
+        const json = withStatic ? (flat[at] ?? null) : null;
+        out.push({ rowKey, json, values: flat.slice(at + width - fields.length, at + width) });
+      });
+    }
+    return out;
+  }
+
+  /**
+   * The rows with these keys, in the order given (missing ones left out), in one pipeline: how
+   * filtered pages of rows are read a chunk at a time instead of a round trip per row.
+   */
+  async rowsPage(batchId: string, rowKeys: readonly string[]): Promise<RowRecord[]> {
     if (rowKeys.length === 0) return [];
     const sourceKeys = await this.sourceKeys(batchId);
     const pipeline = this.redis.pipeline();
     pipeline.hmget(this.keys.rows(batchId), ...rowKeys);
-    for (const rowKey of rowKeys) ask(pipeline, this.keys.row(batchId, rowKey));
+    for (const rowKey of rowKeys) pipeline.hgetall(this.keys.row(batchId, rowKey));
     const results = (await pipeline.exec()) ?? [];
     const [staticsErr, statics] = results[0] as [Error | null, (string | null)[]];
     if (staticsErr) throw staticsErr;
     return rowKeys.flatMap((rowKey, i) => {
-      const [err, reply] = results[i + 1] as [Error | null, T];
+      const [err, hash] = results[i + 1] as [Error | null, Record<string, string>];
       if (err) throw err;
       const json = statics[i];
-      return json ? [{ rowKey, record: decodeStaticRow(rowKey, json, sourceKeys), reply }] : [];
+      return json && hash.state
+        ? [this.rowFrom(batchId, rowKey, decodeStaticRow(rowKey, json, sourceKeys), hash)]
+        : [];
     });
   }
 

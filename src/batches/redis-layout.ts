@@ -41,6 +41,7 @@ export const DEFAULT_KEY_PREFIX = "payouts";
 
 export function redisLayout(prefix: string = DEFAULT_KEY_PREFIX) {
   const batch = (id: string) => `${prefix}:batch:${id}`;
+  const rowPrefix = (id: string) => `${batch(id)}:row:`;
   return {
     prefix,
     batch,
@@ -50,7 +51,9 @@ export function redisLayout(prefix: string = DEFAULT_KEY_PREFIX) {
     fileIndex: (sha256: string) => `${prefix}:file-sha256:${sha256}`,
     rows: (id: string) => `${batch(id)}:rows`,
     invalid: (id: string) => `${batch(id)}:invalid`,
-    row: (id: string, rowKey: string) => `${batch(id)}:row:${rowKey}`,
+    row: (id: string, rowKey: string) => `${rowPrefix(id)}${rowKey}`,
+    /** What a row's key follows, for scripts that read many rows by their keys. */
+    rowPrefix,
     counts: (id: string) => `${batch(id)}:counts`,
     totals: (id: string) => `${batch(id)}:totals`,
     attachments: (id: string) => `${batch(id)}:attachments`,

@@ -62,6 +62,9 @@ export const TRANSITION_ROW = luaScript(new URL("./lua/transition-row.lua", impo
   SEND_ONLY_FIELDS,
 });
 
+/** Reads the same fields (and the static records) of a chunk of rows in one reply. */
+export const READ_ROWS = luaScript(new URL("./lua/read-rows.lua", import.meta.url));
+
 /** The send fence, checked right before a POST /payments goes out. */
 export const FENCE_SEND = luaScript(new URL("./lua/fence-send.lua", import.meta.url));
 

@@ -174,7 +174,7 @@ export async function scanRows(store: BatchStore, batchId: string, query: RowQue
       [source, store.keys.rows(batchId), store.keys.invalid(batchId)],
       [
         mode,
-        `${store.keys.batch(batchId)}:row:`,
+        store.keys.rowPrefix(batchId),
         pos,
         skip,
         Math.min(SCRIPT_BUDGET, budget - looked),

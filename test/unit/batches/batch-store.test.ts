@@ -13,6 +13,7 @@ import {
   BatchStore,
   DuplicateFileError,
   enqueueQueuedRows,
+  ROW_CHUNK,
   type RowEnqueuer,
   type RowJobRequest,
   readInstructionArchive,
@@ -247,6 +248,59 @@ describe("row changes", () => {
     });
     expect(outcomes[1]).toMatchObject({ state: "error", errorCode: "SERVICE_UNAVAILABLE" });
     expect(outcomes[2]).toMatchObject({ state: "queued", attempt: 1, paymentId: undefined });
+  });
+
+  it("reads heads, audit fields and states of many rows in the order asked, across read chunks", async () => {
+    // One more row than a read chunk holds, so the last row comes from a second script call.
+    const many = Array.from({ length: ROW_CHUNK + 1 }, (_, i) => instruction({ amount: 100 + i }));
+    const { batchId, rows } = await newBatch(many);
+    const last = rows.at(-1)!.rowKey;
+    const first = rows[0]!.rowKey;
+    await store.changeRow(batchId, last, {
+      to: "submitted",
+      fields: {
+        paymentId: "pay_last",
+        paymentStatus: "pending",
+        paymentUpdatedAt: "2026-11-27T06:00:01.000Z",
+        paymentCreatedAt: "2026-11-27T06:00:00.000Z",
+      },
+    });
+    // Asked in reverse, with a row the batch does not have in the middle.
+    const keys = [...rows.map((r) => r.rowKey).reverse()];
+    keys.splice(1, 0, "NO-SUCH-ROW");
+    const [heads, states, audited] = await Promise.all([
+      store.rowHeads(batchId, keys),
+      store.rowStates(batchId, keys),
+      store.auditRows(batchId, keys),
+    ]);
+    expect(heads).toHaveLength(keys.length);
+    expect(heads[0]).toEqual({
+      batchId,
+      rowKey: last,
+      state: "submitted",
+      attempt: 1,
+      paymentId: "pay_last",
+      paymentStatus: "pending",
+      paymentUpdatedAt: "2026-11-27T06:00:01.000Z",
+      paymentCreatedAt: "2026-11-27T06:00:00.000Z",
+    });
+    expect(heads[1]).toBeUndefined();
+    expect(heads.at(-1)).toMatchObject({ rowKey: first, state: "queued", paymentId: undefined });
+    expect(states[0]).toEqual({ state: "submitted", attempt: 1 });
+    expect(states[1]).toBeUndefined();
+    expect(states.at(-1)).toEqual({ state: "queued", attempt: 1 });
+    // The audit leaves out what the batch does not have and keeps each row's own instruction.
+    expect(audited).toHaveLength(rows.length);
+    expect(audited[0]).toMatchObject({
+      rowKey: last,
+      paymentId: "pay_last",
+      instruction: { amount: 100 + ROW_CHUNK },
+    });
+    expect(audited.at(-1)).toMatchObject({
+      rowKey: first,
+      rowNumber: rows[0]!.rowNumber,
+      instruction: { amount: 100 },
+    });
   });
 
   it("writes the payment id back into the history before the row loses it (a new attempt, another payment)", async () => {
