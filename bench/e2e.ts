@@ -13,7 +13,8 @@
  *
  * It prints, with the target beside each figure: the time from submit to every row final and the
  * final result file written; end-to-end rows/s; a bare undici loop creating N payments against a
- * fresh sandbox in the same run and the ratio; API requests per row by kind (the sandbox's own
+ * fresh sandbox in the same run and the ratio; N do-nothing BullMQ jobs, so the CPU per row of the two
+ * parts every row costs (its job, its create) stands beside the tool's own; API requests per row by kind (the sandbox's own
  * counters); Redis used_memory per row at its peak and after the batch finished; the peak RSS of every
  * process; result-file writes and the share of the workers' time they took. With several worker
  * counts (`--workers 1,2,3`) the whole run repeats for each and a rows/s line per count closes.
@@ -33,6 +34,7 @@ import { Cluster, Redis } from "ioredis";
 import { BatchStore, DEFAULT_KEY_PREFIX } from "../src/batches/index.js";
 import { startPrivateCluster, startPrivateRedis } from "../src/demo/private-redis.js";
 import { hashTaggedPrefix } from "../src/redis/index.js";
+import { bareQueueLoop } from "./lib/bare-queue-loop.js";
 import { plainCreateLoop } from "./lib/plain-create-loop.js";
 import {
   cpuSecondsOf,
@@ -52,7 +54,7 @@ const USAGE =
   "  --concurrency C  WORKER_CONCURRENCY of each worker (default 32)\n" +
   "  --rate R         the sandbox and the tool both at R requests a second (default: no limit)\n" +
   "  --sheet KIND     usd (no FX quotes) or mixed (default: usd with --rate, else mixed)\n" +
-  "  --no-plain       skip the bare undici loop (and the ratio)\n" +
+  "  --no-plain       skip the bare loops (undici creates, BullMQ jobs) and what compares with them\n" +
   "  --cluster        a private 3-master Redis Cluster instead of one redis-server\n" +
   "  --cpu-prof DIR   V8 CPU profiles of the sandbox, serve, submit and each worker, written into DIR when they stop\n" +
   "  --timeout-s S    give up after S seconds (default 7200)\n";
@@ -174,7 +176,8 @@ interface RunFigures {
  * One measured run. A benchmark script, kept in one piece so that what is timed (and what is not) reads
  * top to bottom; its `finally` stops every process started in it.
  */
-async function runOnce(workerCount: number, plainRate: number | undefined): Promise<RunFigures> {
+async function runOnce(workerCount: number, bare: BareFigures | undefined): Promise<RunFigures> {
+  const plainRate = bare?.rate;
   say(`\n== ${fmt(ROWS)} rows, ${workerCount} worker process(es), concurrency ${CONCURRENCY} ==`);
   const dataDir = await mkdtemp(path.join(tmpdir(), "payouts-e2e-"));
   const redis = await startBenchRedis(dataDir);
@@ -401,6 +404,15 @@ async function runOnce(workerCount: number, plainRate: number | undefined): Prom
         .join(", ")}`,
     );
     say(`          the tool (serve, workers, redis): ${(toolCpuPerRow * 1000).toFixed(2)} s per 1,000 rows`);
+    if (bare) {
+      // The parts every row costs whatever the tool does (its BullMQ job, its create): the rest of the
+      // tool's figure is its own work, the only part code here can make cheaper.
+      const floor = bare.jobSeconds + bare.createSeconds;
+      say(
+        `          of which the bare parts (a BullMQ job, an undici create) ${(floor * 1000).toFixed(2)} s, ` +
+          `the tool's own work ${((toolCpuPerRow - floor) * 1000).toFixed(2)} s`,
+      );
+    }
     // What the machine allows at this CPU cost: every process here shares its cores, so even with each
     // core busy all the time the rate cannot exceed cores / (CPU seconds per row, all processes). This
     // is why the ratio target is out of reach on 2 cores: the bare loop only creates payments, while a
@@ -488,11 +500,26 @@ async function startBenchRedis(dataDir: string): Promise<BenchRedis> {
   };
 }
 
-/** The bare loop: N creates against a fresh sandbox, nothing else. */
-async function plainLoop(): Promise<number> {
+/** What the bare loops measured: the creates' rate, and the CPU per row of the parts every row costs. */
+interface BareFigures {
+  rate: number;
+  /** CPU seconds of one undici create (the client side alone). */
+  createSeconds: number;
+  /** CPU seconds of one BullMQ job (this process and redis-server). */
+  jobSeconds: number;
+}
+
+/**
+ * The bare loops: N creates against a fresh sandbox, nothing else; then N do-nothing BullMQ jobs.
+ * Together, what one row costs before the tool does anything of its own.
+ */
+async function bareLoops(): Promise<BareFigures> {
   const sandbox = await startSandboxProc();
+  let rate: number;
+  let createSeconds: number;
   try {
     const run = randomBytes(3).toString("hex");
+    const cpu0 = process.cpuUsage();
     const { created, failed, ms } = await plainCreateLoop({
       url: sandbox.url,
       apiKey: sandbox.apiKey,
@@ -509,14 +536,23 @@ async function plainLoop(): Promise<number> {
         recipientNote: "bench",
       }),
     });
-    const rate = (created / ms) * 1000;
+    const cpu = process.cpuUsage(cpu0);
+    rate = (created / ms) * 1000;
+    createSeconds = (cpu.user + cpu.system) / 1e6 / ROWS;
     say(
-      `plain:    ${fmt(created)} payments in ${(ms / 1000).toFixed(1)} s = ${fmt(rate)}/s (failed ${failed})`,
+      `plain:    ${fmt(created)} payments in ${(ms / 1000).toFixed(1)} s = ${fmt(rate)}/s (failed ${failed}), ` +
+        `${(createSeconds * 1e6).toFixed(0)} µs of client CPU each`,
     );
-    return rate;
   } finally {
     await stopProcess(sandbox);
   }
+  const queue = await bareQueueLoop(ROWS, CONCURRENCY);
+  const jobSeconds = queue.clientSecondsPerJob + queue.redisSecondsPerJob;
+  say(
+    `bare jobs: ${fmt(ROWS)} do-nothing BullMQ jobs, ${(queue.clientSecondsPerJob * 1e6).toFixed(0)} µs of CPU each ` +
+      `+ ${(queue.redisSecondsPerJob * 1e6).toFixed(0)} µs of redis-server`,
+  );
+  return { rate, createSeconds, jobSeconds };
 }
 
 say(
@@ -526,9 +562,9 @@ say(
     `load ${loadavg()[0]!.toFixed(1)}`,
 );
 // The bare loop against a rate-limited service would measure the limit, not the loop.
-const plainRate = values["no-plain"] || RATE !== undefined ? undefined : await plainLoop();
+const bare = values["no-plain"] || RATE !== undefined ? undefined : await bareLoops();
 const figures: RunFigures[] = [];
-for (const w of WORKER_COUNTS) figures.push(await runOnce(w, plainRate));
+for (const w of WORKER_COUNTS) figures.push(await runOnce(w, bare));
 if (figures.length > 1) {
   say(`\nscale-out: ${figures.map((f) => `${f.workers} worker(s) ${fmt(f.rowsPerSec)} rows/s`).join(", ")}`);
 }
