@@ -27,6 +27,10 @@ export default defineConfig({
     // Integration tests start real servers and a real Redis; give them room on a shared 2-core machine.
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // expect.poll waits for what a page or a process will show: a second (vitest's default) is less
+    // than a log-in or a redraw takes while both cores are busy with the other fork. A poll that
+    // never sees what it waits for still fails, five seconds later.
+    expect: { poll: { timeout: 5_000 } },
     pool: "forks",
     // vitest's default is one fork fewer than the machine's cores: a single fork on a 2-core machine,
     // so the files ran one after another although most of their time is spent waiting on child
