@@ -534,15 +534,9 @@ export class BatchStore {
     batchId: string,
     rowKeys: readonly string[],
   ): Promise<({ state: RowState; attempt: number } | undefined)[]> {
-    const out: ({ state: RowState; attempt: number } | undefined)[] = [];
-    for (let i = 0; i < rowKeys.length; i += ROW_CHUNK) {
-      const read = await this.readRows(batchId, rowKeys.slice(i, i + ROW_CHUNK), STATE_FIELDS, false);
-      for (const { values } of read) {
-        const [state, attempt] = values;
-        out.push(state && isRowState(state) ? { state, attempt: Number(attempt ?? 1) } : undefined);
-      }
-    }
-    return out;
+    return (await this.readRows(batchId, rowKeys, STATE_FIELDS, false)).map(({ values: [state, attempt] }) =>
+      state && isRowState(state) ? { state, attempt: Number(attempt ?? 1) } : undefined,
+    );
   }
 
   /**
@@ -551,28 +545,21 @@ export class BatchStore {
    * row not recorded.
    */
   async rowHeads(batchId: string, rowKeys: readonly string[]): Promise<(RowHead | undefined)[]> {
-    const out: (RowHead | undefined)[] = [];
-    for (let i = 0; i < rowKeys.length; i += ROW_CHUNK) {
-      const read = await this.readRows(batchId, rowKeys.slice(i, i + ROW_CHUNK), HEAD_FIELDS, false);
-      for (const { rowKey, values } of read) {
-        const [state, attempt, paymentId, paymentStatus, updatedAt, createdAt] = values;
-        if (!state || !isRowState(state)) {
-          out.push(undefined);
-          continue;
-        }
-        out.push({
-          batchId,
-          rowKey,
-          state,
-          attempt: Number(attempt ?? 1),
-          paymentId: paymentId || undefined,
-          paymentStatus: paymentStatus || undefined,
-          paymentUpdatedAt: updatedAt ? isoOfStamp(updatedAt) : undefined,
-          paymentCreatedAt: createdAt ? isoOfStamp(createdAt) : undefined,
-        });
-      }
-    }
-    return out;
+    const read = await this.readRows(batchId, rowKeys, HEAD_FIELDS, false);
+    return read.map(({ rowKey, values }) => {
+      const [state, attempt, paymentId, paymentStatus, updatedAt, createdAt] = values;
+      if (!state || !isRowState(state)) return undefined;
+      return {
+        batchId,
+        rowKey,
+        state,
+        attempt: Number(attempt ?? 1),
+        paymentId: paymentId || undefined,
+        paymentStatus: paymentStatus || undefined,
+        paymentUpdatedAt: updatedAt ? isoOfStamp(updatedAt) : undefined,
+        paymentCreatedAt: createdAt ? isoOfStamp(createdAt) : undefined,
+      };
+    });
   }
 
   async getRow(batchId: string, rowKey: string): Promise<RowRecord | undefined> {

@@ -77,13 +77,17 @@ export interface AuditBatchOptions {
 /** A set of row numbers, a byte each, growing with the largest number seen. */
 class RowNumberSet {
   private bits = new Uint8Array(1024);
+  /** How many numbers the set holds. */
+  size = 0;
   add(n: number): void {
+    if (this.has(n)) return;
     if (n >= this.bits.length) {
       const grown = new Uint8Array(Math.max(n + 1, this.bits.length * 2));
       grown.set(this.bits);
       this.bits = grown;
     }
     this.bits[n] = 1;
+    this.size++;
   }
   has(n: number): boolean {
     return n < this.bits.length && this.bits[n] === 1;
@@ -97,17 +101,13 @@ export async function auditBatch(options: AuditBatchOptions): Promise<AuditRepor
   if (!batch) throw new UnknownAuditBatchError(batchId);
   const differences: AuditDifference[] = [];
   const withDifference = new RowNumberSet();
-  let rowsWithDifference = 0;
   /** Rows whose recorded payment the ledger showed; rows that record none but had one of their attempt. */
   const recordedSeen = new RowNumberSet();
   const attemptSeen = new RowNumberSet();
   const note = (list: AuditDifference[]) => {
     for (const d of list) {
       differences.push(d);
-      if (d.rowNumber !== undefined && !withDifference.has(d.rowNumber)) {
-        withDifference.add(d.rowNumber);
-        rowsWithDifference++;
-      }
+      if (d.rowNumber !== undefined) withDifference.add(d.rowNumber);
     }
   };
   /** Rows by `payouts_row` value, for the values the batch's row keys do not give directly. */
@@ -130,7 +130,6 @@ export async function auditBatch(options: AuditBatchOptions): Promise<AuditRepor
   let pages = 0;
   /** Rows whose own payment is newer than what they show (a row with two such payments counts once). */
   const behindRows = new RowNumberSet();
-  let behind = 0;
   for await (const page of client.payments.listPages({ metadata: { payouts_batch: batchId }, limit: 50 })) {
     pages++;
     payments += page.length;
@@ -151,10 +150,7 @@ export async function auditBatch(options: AuditBatchOptions): Promise<AuditRepor
         continue;
       }
       const recorded = payment.id === row.paymentId && !recordedSeen.has(row.rowNumber);
-      if (rowIsBehind(row, payment) && !behindRows.has(row.rowNumber)) {
-        behindRows.add(row.rowNumber);
-        behind++;
-      }
+      if (rowIsBehind(row, payment)) behindRows.add(row.rowNumber);
       note(checkPayment(row, payment, recordedSeen, attemptSeen));
       if (recorded && PAYMENT_ROW_STATES.includes(row.state)) recordedSeenCount++;
     }
@@ -172,7 +168,7 @@ export async function auditBatch(options: AuditBatchOptions): Promise<AuditRepor
   }
 
   // Rows with a difference count once each, however many they have.
-  const matched = Math.max(0, rowCount - rowsWithDifference);
+  const matched = Math.max(0, rowCount - withDifference.size);
   const byKind = Object.fromEntries(DIFFERENCE_KINDS.map((k) => [k, 0])) as Record<DifferenceKind, number>;
   for (const d of differences) byKind[d.kind]++;
   differences.sort(
@@ -186,8 +182,8 @@ export async function auditBatch(options: AuditBatchOptions): Promise<AuditRepor
     differences,
     byKind,
     pages,
-    behind,
-    summary: ledgerSummary(rowCount, matched, byKind, behind),
+    behind: behindRows.size,
+    summary: ledgerSummary(rowCount, matched, byKind, behindRows.size),
     at: (options.now?.() ?? new Date()).toISOString(),
   };
 }

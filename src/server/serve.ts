@@ -141,7 +141,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         redis: () => redis.ping(),
         api: (signal) => options.client.limitations.get({ signal }),
       },
-      resultFile: options.resultFile ?? resultFilesOf(pipeline.store, path.resolve(options.dataDir)),
+      resultFile: options.resultFile ?? resultFilesOf(pipeline.store, pipelineSettings.dataDir),
       ...(options.bodyLimitBytes !== undefined ? { bodyLimitBytes: options.bodyLimitBytes } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
       trustProxy: options.trustProxy,
