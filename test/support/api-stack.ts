@@ -164,7 +164,6 @@ export async function callApi(
   return { status: res.status, json, text, headers: res.headers };
 }
 
-/** Uploads a sheet (`POST /api/v1/sheets`, multipart) as the token's holder. */
 /**
  * Uploads a sheet and submits it as a batch, as a user of the API does; the new batch's id. Throws,
  * with the answer, when either step is not a 201.
@@ -183,6 +182,7 @@ export async function submitSheetThroughApi(
   return submitted.json.id as string;
 }
 
+/** Uploads a sheet (`POST /api/v1/sheets`, multipart) as the token's holder. */
 export async function uploadSheet(
   baseUrl: string,
   token: string | undefined,

@@ -3,7 +3,7 @@
  * canceled, and the batch finishes there and then (its final result file), not at the worker's next
  * reconcile sweep a minute later.
  */
-import { readdir } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { until } from "../../support/wait.js";
@@ -43,21 +43,21 @@ describe("a held batch that expires in the worker", () => {
     // and the approval sweep (every 15 s) expires the batch well before it.
     const { batchId, awaitingApproval } = await h.submit([instruction({ amount: 150_000 })], "carol");
     expect(awaitingApproval).toBe(true);
-    const batch = await until(
+    await until(
       "the expired batch to finish",
-      async () => {
-        const b = await h.pipeline.store.getBatch(batchId);
-        return b?.finishedAt ? b : undefined;
-      },
+      async () => ((await h.pipeline.store.getBatch(batchId))?.finishedAt ? true : undefined),
       40_000,
     );
-    expect(batch.finishedAt).toBeDefined();
     const rows = await h.pipeline.store.listRows(batchId);
     expect(rows.map((r) => [r.state, r.errorCode])).toEqual([["canceled", "APPROVAL_EXPIRED"]]);
-    const outbox = await until("the final result file", async () => {
-      const names = await readdir(path.join(h.dataDir, "outbox")).catch(() => [] as string[]);
+    const outbox = path.join(h.dataDir, "outbox");
+    const file = await until("the final result file", async () => {
+      const names = await readdir(outbox).catch(() => [] as string[]);
       return names.find((n) => n.includes(batchId) && n.endsWith(".result.csv"));
     });
-    expect(outbox).toContain(batchId);
+    // The file says what the row says: canceled, because the approval expired.
+    const lines = (await readFile(path.join(outbox, file), "utf8")).trim().split(/\r?\n/);
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(/,canceled,.*APPROVAL_EXPIRED/);
   }, 60_000);
 });
