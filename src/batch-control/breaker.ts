@@ -5,9 +5,11 @@
  *
  * Only final refusals count (a row `rejected` by the service: it says something about the batch);
  * transient failures (timeouts, 5xx, rate limits) are retried under the row's key and never count,
- * nor does a row given up as `error`. Counting costs one script per outcome (the last refusal code, its
- * run, and the last `window` outcomes as a string of 0/1 in one small hash); the decision is
- * {@link breakerVerdict}, pure.
+ * nor does a row given up as `error`. The counts live in one small hash (the last refusal code, its
+ * run, and the last `window` outcomes as a string of 0/1); the decision is {@link breakerVerdict},
+ * pure. A refusal is counted at once, by one script. Paid rows are held in the process and counted
+ * together (with the next refusal, once a window's worth is held, or after {@link PAID_FLUSH_MS}): a
+ * paid row never trips the breaker, and it costs a script call per window instead of one per row.
  */
 import type { BatchStore } from "../batches/index.js";
 import { luaScript } from "../redis/index.js";
@@ -60,7 +62,10 @@ export function breakerVerdict(counts: BreakerCounts, settings: BreakerSettings)
   return { trip: false };
 }
 
-/** One outcome into the batch's counters. */
+/** The longest a paid row waits in the process before it is counted. */
+export const PAID_FLUSH_MS = 1_000;
+
+/** Outcomes into the batch's counters: `paid` paid rows, then the refusal (if any). */
 const COUNT_OUTCOME = luaScript(new URL("./lua/count-outcome.lua", import.meta.url));
 
 export async function countOutcome(
@@ -68,11 +73,12 @@ export async function countOutcome(
   batchId: string,
   refusalCode: string | undefined,
   window: number,
+  paid = 0,
 ): Promise<BreakerCounts> {
   const [code, run, seen, failures] = (await COUNT_OUTCOME.run(
     store.redis,
     [store.keys.breaker(batchId)],
-    [refusalCode ?? "", String(Math.max(1, window))],
+    [refusalCode ?? "", String(Math.max(1, window)), String(paid)],
   )) as [string, number, number, number];
   return { code, run: Number(run), seen: Number(seen), failures: Number(failures) };
 }
@@ -88,6 +94,8 @@ export interface BatchPausedEvent {
 export interface Breaker {
   /** Counts one row's outcome (`paid`, or `rejected` with its code); pauses the batch when it trips. */
   observe(batchId: string, outcome: { paid: true } | { refused: string }): Promise<void>;
+  /** Counts the paid rows still held (before the process stops). */
+  flush(): Promise<void>;
 }
 
 /**
@@ -101,15 +109,43 @@ export function createBreaker(options: {
 }): Breaker {
   const { store, settings } = options;
   const disabled = settings.sameCode <= 0 && settings.failures <= 0;
+  const window = Math.max(1, settings.window);
+  /** Paid rows per batch, not counted yet. */
+  const paidHeld = new Map<string, number>();
+  let flushTimer: NodeJS.Timeout | undefined;
+
+  function takePaid(batchId: string): number {
+    const paid = paidHeld.get(batchId) ?? 0;
+    paidHeld.delete(batchId);
+    return paid;
+  }
+
+  async function flush(): Promise<void> {
+    clearTimeout(flushTimer);
+    flushTimer = undefined;
+    const held = [...paidHeld.keys()];
+    await Promise.all(held.map((batchId) => countOutcome(store, batchId, undefined, window, takePaid(batchId))));
+  }
+
+  function holdPaid(batchId: string): boolean {
+    const paid = (paidHeld.get(batchId) ?? 0) + 1;
+    paidHeld.set(batchId, paid);
+    if (paid >= window) return false;
+    flushTimer ??= setTimeout(() => {
+      flushTimer = undefined;
+      // A count that fails is only a paid row less in the window: the breaker is a guard, not a ledger.
+      flush().catch(() => undefined);
+    }, PAID_FLUSH_MS).unref();
+    return true;
+  }
+
   return {
+    flush,
     async observe(batchId, outcome) {
       if (disabled) return;
-      const counts = await countOutcome(
-        store,
-        batchId,
-        "refused" in outcome ? outcome.refused : undefined,
-        settings.window,
-      );
+      const refused = "refused" in outcome ? outcome.refused : undefined;
+      if (refused === undefined && holdPaid(batchId)) return;
+      const counts = await countOutcome(store, batchId, refused, window, takePaid(batchId));
       const verdict = breakerVerdict(counts, settings);
       if (!verdict.trip) return;
       const at = new Date();

@@ -340,6 +340,7 @@ export async function startPaymentService(options: PaymentServiceOptions): Promi
   const pipeline = openPipeline(options);
   // BullMQ workers block on their connection; give the worker its own, closed by us (not by BullMQ).
   const workerConnection = connectRedis(options);
+  const breaker = options.breaker && createBreaker({ store: pipeline.store, ...options.breaker });
   const processor = withBreaker(
     createPaymentProcessor({
       store: pipeline.store,
@@ -347,7 +348,7 @@ export async function startPaymentService(options: PaymentServiceOptions): Promi
       ...(options.quoteSafetyMs !== undefined ? { quoteSafetyMs: options.quoteSafetyMs } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
     }),
-    options.breaker && createBreaker({ store: pipeline.store, ...options.breaker }),
+    breaker,
     options.logger,
   );
   await warnUnlessNoEviction(pipeline.redis, options.logger);
@@ -394,6 +395,9 @@ export async function startPaymentService(options: PaymentServiceOptions): Promi
           await Promise.race([worker.close(), sleep(settleMs, undefined, { ref: false })]);
         }
         await options.client.close();
+        await breaker?.flush().catch((err: unknown) => {
+          options.logger?.warn({ err: (err as Error).message }, "circuit breaker: count failed");
+        });
         await pipeline.close();
         await workerConnection.quit().catch(() => workerConnection.disconnect());
       })();
