@@ -6,7 +6,7 @@
  * during that wait or during the write only mark the batch dirty again, and a dirty batch gets one
  * more write REFRESH_FACTOR times `debounceMs` after the previous one ended (or WRITE_SPACING times
  * as long as that write took, if longer: a 1M-row file that takes 20 s to write is rewritten at most
- * every 160 s). So there is at most one write per window per batch, writes of one batch never
+ * every 400 s). So there is at most one write per window per batch, writes of one batch never
  * overlap, and a write always follows the last change.
  */
 import path from "node:path";
@@ -91,11 +91,13 @@ export const DEFAULT_OUTBOX_DEBOUNCE_MS = 2000;
 export const REFRESH_FACTOR = 5;
 
 /**
- * The wait before a batch's next write, in multiples of its last write's duration: at most a ninth of
- * the time goes to rewriting a file that is still changing, so rewrites never crowd out the payments
- * (docs/performance.md). The final file is written at once when the batch finishes.
+ * The wait before a batch's next write, in multiples of its last write's duration: at most a
+ * twenty-first of the time goes to rewriting a file that is still changing, so rewrites never crowd
+ * out the payments (a write reads every row of the batch: it costs a worker as much CPU per row as a
+ * few payments' worth of bookkeeping; docs/performance.md). The final file is written at once when the
+ * batch finishes.
  */
-export const WRITE_SPACING = 8;
+export const WRITE_SPACING = 20;
 
 /**
  * The outbox. Kept as one closure on purpose: the timers, the writes in flight and the retries of a

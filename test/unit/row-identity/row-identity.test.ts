@@ -27,6 +27,10 @@ describe("uuidV5", () => {
       "2ed6657d-e927-568b-95e1-2665a8aea6a2",
     );
   });
+
+  it("refuses a namespace that is not a UUID", () => {
+    expect(() => uuidV5("www.example.com", "6ba7b810-9dad-11d1-80b4")).toThrow(/not a UUID/);
+  });
 });
 
 describe("idempotencyKeyFor", () => {
