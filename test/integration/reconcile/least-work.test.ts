@@ -84,6 +84,7 @@ describe("a look at marked rows", () => {
   it("reads their payments by pages: 120 rows cost ceil(120/50) reads, no read per payment", async () => {
     const s = await stack("pages-120");
     const { rows, batchId } = await paidBatch(s, 120);
+    const before = new Map((await s.h.store.listRows(batchId)).map((r) => [r.rowKey, r.updatedAt]));
     await markRows(
       s,
       batchId,
@@ -98,6 +99,10 @@ describe("a look at marked rows", () => {
     expect(after.every((r) => r.paymentUpdatedAt !== undefined && r.paymentCreatedAt !== undefined)).toBe(
       true,
     );
+    // The payments are held `scheduled`: each page shows them as the create's answer did, which the
+    // rows already hold, so the look writes nothing to them.
+    expect(after.filter((r) => r.updatedAt !== before.get(r.rowKey))).toEqual([]);
+    expect(after.flatMap((r) => r.history.filter((h) => /reconciled/.test(h.note ?? "")))).toEqual([]);
     expect(await s.reconcile.index.pending(batchId)).toBe(0);
   });
 
