@@ -124,7 +124,9 @@ export function createBreaker(options: {
     clearTimeout(flushTimer);
     flushTimer = undefined;
     const held = [...paidHeld.keys()];
-    await Promise.all(held.map((batchId) => countOutcome(store, batchId, undefined, window, takePaid(batchId))));
+    await Promise.all(
+      held.map((batchId) => countOutcome(store, batchId, undefined, window, takePaid(batchId))),
+    );
   }
 
   function holdPaid(batchId: string): boolean {
