@@ -93,9 +93,8 @@ export const REFRESH_FACTOR = 5;
 /**
  * The wait before a batch's next write, in multiples of its last write's duration: at most a
  * twenty-first of the time goes to rewriting a file that is still changing, so rewrites never crowd
- * out the payments (a write reads every row of the batch: it costs a worker as much CPU per row as a
- * few payments' worth of bookkeeping; docs/performance.md). The final file is written at once when the
- * batch finishes.
+ * out the payments (a write reads and encodes every row of the batch, however few of them changed;
+ * docs/performance.md). The final file is written at once when the batch finishes.
  */
 export const WRITE_SPACING = 20;
 
