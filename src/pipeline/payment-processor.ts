@@ -8,11 +8,12 @@
  *   2. `adoptEarlierAttempt`: on an operator retry (attempt > 1) a live payment of an earlier attempt
  *      is adopted, not repeated;
  *   3. `attachmentIdFor`: attachment files are uploaded once per batch (the `att_` id is stored);
- *   4. `ensureQuote`: an FX row's quote is STORED before it is used, conditionally on the quote the run
- *      read (two runs cannot both store one); a stored quote that expired before it was ever sent is
- *      replaced;
- *   5. `recordBodyHash`: once a body may be sent under a key, its hash is stored (conditionally too),
- *      and that key is only ever sent with that same body;
+ *   4. `quoteFor`: an FX row's quote, the stored one while it is fresh enough; a stored quote that
+ *      expired before it was ever sent is replaced by a new one;
+ *   5. `recordBodyHash`: once a body may be sent under a key, its hash is stored, with a new quote in
+ *      the same write: conditionally on the quote, hash and generation the run read (two runs cannot
+ *      both store one), so a quote is STORED before it is used and the key is only ever sent with that
+ *      same body;
  *   6. `fenceSend`: right before each try leaves (the client calls it after its rate-limit wait, so
  *      a try that waited long for its slot is checked when it really goes), one Lua script checks
  *      atomically that the row is still queued on this attempt and requote generation with this body,
@@ -139,7 +140,7 @@ interface RunContext {
 
 /**
  * The processor: a closure over the store, the client and the settings, made of small named steps
- * (`loadRun`, `adoptEarlierAttempt`, `ensureQuote`, `pay`, `send`, `recordFailure`, ...). It is long
+ * (`loadRun`, `adoptEarlierAttempt`, `quoteFor`, `pay`, `send`, `recordFailure`, ...). It is long
  * only because those steps live inside it, sharing the options without passing them around; each
  * step stays short and is read on its own, in the order the header above lists them.
  */
@@ -310,33 +311,37 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
   }
 
   /**
-   * Step 4: the quote this key's body uses, stored before use. Returns "changed" when another run
-   * stored one first (the caller re-reads the row and uses that one).
+   * Step 4: the quote this key's body uses: the stored one, or a new one (with the note its storing
+   * gets) that step 5 stores with the body's hash before anything is sent.
    */
-  async function ensureQuote(
+  async function quoteFor(
     ctx: RunContext,
     generation: number,
     sentUnderThisKey: boolean,
-  ): Promise<StoredFxQuote | undefined | "changed"> {
+  ): Promise<{ quote: StoredFxQuote; newNote?: string } | undefined> {
     const { row } = ctx;
     const stored = row.quote?.generation === generation ? row.quote : undefined;
-    if (!needsFxQuote(row.instruction) || sentUnderThisKey) return stored;
-    if (stored && Date.parse(stored.expiresAt) - now() >= quoteSafetyMs) return stored;
-    const quote = await freshQuote(row, generation);
-    const written = await store.changeRow(row.batchId, row.rowKey, {
-      expectedAttempt: row.attempt,
-      expect: { quote: row.quote ?? null, requoteGeneration: generation, sentGeneration: row.sentGeneration },
-      fields: { quote },
-      note: stored ? "fx quote expired before sending; quoted again" : "fx quote stored",
-    });
-    if (written.outcome !== "ok") return "changed";
-    ctx.row = { ...row, quote };
-    return quote;
+    if (!needsFxQuote(row.instruction) || sentUnderThisKey) return stored && { quote: stored };
+    if (stored && Date.parse(stored.expiresAt) - now() >= quoteSafetyMs) return { quote: stored };
+    return {
+      quote: await freshQuote(row, generation),
+      newNote: stored ? "fx quote expired before sending; quoted again" : "fx quote stored",
+    };
   }
 
-  /** Step 5: records the hash of a body built from state that can change, before it may be sent. */
-  async function recordBodyHash(ctx: RunContext, hash: string, generation: number): Promise<boolean> {
+  /**
+   * Step 5: records the hash of a body built from state that can change (and the new quote it was
+   * built with), before it may be sent. False when another run wrote the row first: the caller
+   * re-reads it and uses what that run stored.
+   */
+  async function recordBodyHash(
+    ctx: RunContext,
+    hash: string,
+    generation: number,
+    quoted: { quote: StoredFxQuote; newNote?: string } | undefined,
+  ): Promise<boolean> {
     const { row } = ctx;
+    const newQuote = quoted?.newNote !== undefined ? quoted.quote : undefined;
     const written = await store.changeRow(row.batchId, row.rowKey, {
       expectedAttempt: row.attempt,
       expect: {
@@ -345,10 +350,16 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
         sentBodyHash: row.sentBodyHash ?? null,
         sentGeneration: row.sentGeneration ?? null,
       },
-      fields: { sentBodyHash: hash, sentGeneration: generation },
+      fields: { ...(newQuote ? { quote: newQuote } : {}), sentBodyHash: hash, sentGeneration: generation },
+      ...(quoted?.newNote !== undefined ? { note: quoted.newNote } : {}),
     });
     if (written.outcome !== "ok") return false;
-    ctx.row = { ...row, sentBodyHash: hash, sentGeneration: generation };
+    ctx.row = {
+      ...row,
+      ...(newQuote ? { quote: newQuote } : {}),
+      sentBodyHash: hash,
+      sentGeneration: generation,
+    };
     return true;
   }
 
@@ -368,11 +379,8 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
       const { row } = ctx;
       const generation = row.requoteGeneration;
       const sentUnderThisKey = row.sentGeneration === generation && row.sentBodyHash !== undefined;
-      const quote = await ensureQuote(ctx, generation, sentUnderThisKey);
-      if (quote === "changed") {
-        if (++rereads > MAX_REREADS || !(await reread(ctx))) return { outcome: "skipped", reason: "fenced" };
-        continue;
-      }
+      const quoted = await quoteFor(ctx, generation, sentUnderThisKey);
+      const quote = quoted?.quote;
       const body = paymentBodyFor(row.instruction, {
         externalId: ctx.externalId,
         metadata: ctx.metadata,
@@ -391,7 +399,7 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
           "error",
         );
       }
-      if (hashed && !sentUnderThisKey && !(await recordBodyHash(ctx, hash, generation))) {
+      if (hashed && !sentUnderThisKey && !(await recordBodyHash(ctx, hash, generation, quoted))) {
         if (++rereads > MAX_REREADS || !(await reread(ctx))) return { outcome: "skipped", reason: "fenced" };
         continue;
       }

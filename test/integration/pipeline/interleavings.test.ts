@@ -6,7 +6,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { BatchStore, SubmittedInstruction } from "../../../src/batches/index.js";
 import { createPayoutsClient, type PayoutsClient } from "../../../src/payouts-api/index.js";
 import {
@@ -125,6 +125,38 @@ describe("money safety under forced interleavings", () => {
       state: "submitted",
       paymentId: (paid as { paymentId: string }).paymentId,
     });
+  });
+
+  it("stores an FX row's new quote with its body's hash in one write, before the create leaves", async () => {
+    const row = instruction({
+      receivingAccountId: "acct_supplier_eur",
+      deliveryPreference: "international-fx",
+      currency: "EUR",
+      amount: 42_000,
+    });
+    const batchId = await recordOnly([row]);
+    const run = createPaymentProcessor({ store: h.store, client: client("proxy") });
+    const writes = vi.spyOn(h.store, "changeRow");
+    try {
+      const createHeld = proxy.hold(isPost("/payments"));
+      const paying = run.process(job(batchId, row), { isLastTry: false });
+      const held = await createHeld.arrived;
+      // The create is on its way: the quote it carries and the hash of its body are on the row, from
+      // one conditional write (the first one of the run).
+      const before = await h.store.getRow(batchId, row.rowKey);
+      expect(before?.quote?.quoteToken).toBeTruthy();
+      expect(before?.sentBodyHash).toMatch(/^[0-9a-f]+$/);
+      expect(before?.history.filter((line) => line.note === "fx quote stored")).toHaveLength(1);
+      expect(writes).toHaveBeenCalledTimes(1);
+      expect(writes.mock.calls[0]?.[2].fields).toMatchObject({
+        quote: before?.quote,
+        sentBodyHash: before?.sentBodyHash,
+      });
+      held.release();
+      expect(await paying).toMatchObject({ outcome: "paid" });
+    } finally {
+      writes.mockRestore();
+    }
   });
 
   it("a run that lost its job lock sends nothing, even when it wakes right before sending", async () => {
