@@ -310,10 +310,7 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
     };
   }
 
-  /**
-   * Step 4: the quote this key's body uses: the stored one, or a new one (with the note its storing
-   * gets) that step 5 stores with the body's hash before anything is sent.
-   */
+  /** Step 4: the key's quote: the stored one, or a new one (with its note) stored by step 5. */
   async function quoteFor(
     ctx: RunContext,
     generation: number,
@@ -331,8 +328,7 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
 
   /**
    * Step 5: records the hash of a body built from state that can change (and the new quote it was
-   * built with), before it may be sent. False when another run wrote the row first: the caller
-   * re-reads it and uses what that run stored.
+   * built with), before it may be sent. False when another run wrote the row first (re-read it).
    */
   async function recordBodyHash(
     ctx: RunContext,
@@ -341,7 +337,7 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
     quoted: { quote: StoredFxQuote; newNote?: string } | undefined,
   ): Promise<boolean> {
     const { row } = ctx;
-    const newQuote = quoted?.newNote !== undefined ? quoted.quote : undefined;
+    const fresh = quoted?.newNote !== undefined;
     const written = await store.changeRow(row.batchId, row.rowKey, {
       expectedAttempt: row.attempt,
       expect: {
@@ -350,16 +346,11 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
         sentBodyHash: row.sentBodyHash ?? null,
         sentGeneration: row.sentGeneration ?? null,
       },
-      fields: { ...(newQuote ? { quote: newQuote } : {}), sentBodyHash: hash, sentGeneration: generation },
-      ...(quoted?.newNote !== undefined ? { note: quoted.newNote } : {}),
+      fields: { ...(fresh ? { quote: quoted.quote } : {}), sentBodyHash: hash, sentGeneration: generation },
+      ...(fresh ? { note: quoted.newNote } : {}),
     });
     if (written.outcome !== "ok") return false;
-    ctx.row = {
-      ...row,
-      ...(newQuote ? { quote: newQuote } : {}),
-      sentBodyHash: hash,
-      sentGeneration: generation,
-    };
+    ctx.row = { ...row, quote: quoted?.quote ?? row.quote, sentBodyHash: hash, sentGeneration: generation };
     return true;
   }
 

@@ -70,6 +70,16 @@ async function recordOnly(rows: SubmittedInstruction[]): Promise<string> {
   });
 }
 
+/** A row paid in EUR to a payee abroad: it needs an FX quote before its create. */
+function eurRow(amount: number): SubmittedInstruction {
+  return instruction({
+    receivingAccountId: "acct_supplier_eur",
+    deliveryPreference: "international-fx",
+    currency: "EUR",
+    amount,
+  });
+}
+
 function job(batchId: string, row: SubmittedInstruction, attempt = 1): PaymentJobData {
   return { batchId, rowKey: row.rowKey, attempt };
 }
@@ -87,12 +97,7 @@ const isPost = (path: string) => (method: string, p: string) => method === "POST
 
 describe("money safety under forced interleavings", () => {
   it("a stalled FX run that wakes after another run paid stores no quote and sends no second body", async () => {
-    const row = instruction({
-      receivingAccountId: "acct_supplier_eur",
-      deliveryPreference: "international-fx",
-      currency: "EUR",
-      amount: 50_000,
-    });
+    const row = eurRow(50_000);
     const batchId = await recordOnly([row]);
     const lockKey = await lockJob(h.store, batchId, row, "token-w1");
     const w1 = createPaymentProcessor({ store: h.store, client: client("proxy") });
@@ -128,12 +133,7 @@ describe("money safety under forced interleavings", () => {
   });
 
   it("stores an FX row's new quote with its body's hash in one write, before the create leaves", async () => {
-    const row = instruction({
-      receivingAccountId: "acct_supplier_eur",
-      deliveryPreference: "international-fx",
-      currency: "EUR",
-      amount: 42_000,
-    });
+    const row = eurRow(42_000);
     const batchId = await recordOnly([row]);
     const run = createPaymentProcessor({ store: h.store, client: client("proxy") });
     const writes = vi.spyOn(h.store, "changeRow");
