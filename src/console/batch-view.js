@@ -556,10 +556,14 @@ function summaryText(page, query) {
   return `${what === "rows" ? "Rows" : "Invalid rows"} ${count(from)}–${count(from + shown - 1)} of ${count(page.rows)}, in sheet order.`;
 }
 
-/** Shows the rows the address asks for; when they cannot be read, the summary says so (not "Loading…"). */
-async function loadRows(query) {
+/**
+ * Shows the rows the address asks for; when they cannot be read, the summary says so (not "Loading…").
+ * `background`: a live refresh, not the reader's own request: dropped rather than drawn under the
+ * reader's keyboard.
+ */
+async function loadRows(query, background = false) {
   try {
-    await readRows(query);
+    await readRows(query, background);
   } catch (err) {
     const summary = $("rows-summary");
     if (summary)
@@ -571,14 +575,14 @@ async function loadRows(query) {
 /** Counts row readings: only the newest one may fill the table (an earlier, slower search may end last). */
 let rowsReading = 0;
 
-async function readRows(query) {
+async function readRows(query, background) {
   const id = view.id;
   const reading = ++rowsReading;
   const current = () => view.id === id && reading === rowsReading;
   const q = new URLSearchParams({ limit: String(PAGE) });
   for (const k of ["state", "q", "offset"]) if (query.get(k)) q.set(k, query.get(k));
   if (query.get("c")) q.set("cursor", query.get("c"));
-  $("rows-summary").textContent = "Loading rows…";
+  if (!background) $("rows-summary").textContent = "Loading rows…";
   let page = await api(`/api/v1/batches/${encodeURIComponent(id)}/rows?${q}`);
   const data = [...page.data];
   // A search walks the batch a budget at a time: follow it until the page fills, for a while.
@@ -591,6 +595,9 @@ async function readRows(query) {
     data.push(...page.data);
   }
   if (!current()) return;
+  // A refresh nobody asked for that comes back while the reader types in the rows (a page number, a
+  // retry's tick) is dropped: redrawing would throw away what they typed. The next one comes soon.
+  if (background && $("rows-section")?.contains(document.activeElement)) return;
   const shown = { ...page, data, offset: positional(query) ? Number(query.get("offset") ?? 0) : null };
   const body = $("rows").tBodies[0];
   body.replaceChildren(...data.map((r) => rowLine(view.batch, r)));
@@ -861,6 +868,6 @@ function rowsMoved(id) {
   view.rowsTimer = setTimeout(() => {
     view.rowsTimer = null;
     if (view.id === id && !$("rows-section")?.contains(document.activeElement))
-      loadRows(currentRoute().query).catch(() => {});
+      loadRows(currentRoute().query, true).catch(() => {});
   }, 3_000);
 }
