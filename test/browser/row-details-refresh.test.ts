@@ -5,7 +5,8 @@
  * leaves the details, the typed values and the outcome in place; while the answer is slow to come (a
  * running batch keeps the service and the server busy: 31.6 s was seen at 20,000 rows; here the browser
  * holds the request), the form says the correction is on its way and sends no second one; the outcome,
- * once there, stays across later refreshes. Screenshots in test/browser/screenshots/.
+ * once there, stays across later refreshes; a page number typed into Go to page while a refresh of the
+ * rows is on its way stays typed. Screenshots in test/browser/screenshots/.
  */
 import path from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
@@ -156,5 +157,33 @@ describe("a row's details while its batch is sending", () => {
     expect(await page.locator("#correct-result").textContent()).toBe(outcome);
     expect((await call("GET", `/api/v1/batches/${batchId}`)).json.state).toBe("running");
     await shots("row-details-03-retried-while-sending");
+
+    // A page number typed while a refresh of the rows is on its way (held here) stays typed: the
+    // refresh comes back under the reader's keyboard and is dropped, and Enter goes where they asked.
+    const rowsRead = /\/api\/v1\/batches\/[^/]+\/rows\?/;
+    let releaseRows = (): void => {};
+    const rowsHeld = new Promise<void>((resolve) => {
+      releaseRows = resolve;
+    });
+    let heldReads = 0;
+    await page.route(rowsRead, async (route) => {
+      heldReads += 1;
+      await rowsHeld;
+      await route.continue();
+    });
+    await page.locator("#progress-title").click();
+    await expect.poll(() => heldReads, { timeout: 60_000, interval: 250 }).toBeGreaterThan(0);
+    await page.getByLabel("Go to page").fill("3");
+    const drawnBefore = await redraws();
+    const answered = page.waitForResponse(rowsRead);
+    releaseRows();
+    await answered;
+    // The page's script reads the answer after the browser has it: give it time to (not) draw.
+    await page.waitForTimeout(500);
+    await page.unroute(rowsRead);
+    expect(await redraws()).toBe(drawnBefore);
+    expect(await page.getByLabel("Go to page").inputValue()).toBe("3");
+    await page.getByLabel("Go to page").press("Enter");
+    await expect.poll(() => page.locator("#rows-summary").textContent()).toContain("Rows 101–150 of 600");
   });
 });
