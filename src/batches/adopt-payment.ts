@@ -32,12 +32,10 @@ export async function adoptPayment(
       paymentStatus: payment.status,
       debitUsd: payment.fx?.debitAmount ?? null,
       fxRate: payment.fx?.usdToForeignRate ?? null,
-      fees: payment.fees,
       // Where the payment sits in the service's lists: reconciliation reads it by pages of that time.
+      // No `paymentUpdatedAt`: a delivery whose change bears the creation's millisecond would then
+      // look like news the row already holds (look-plan.ts) and go unread.
       paymentCreatedAt: normalisedPaymentTime(payment.createdAt),
-      // The snapshot's time: a page that shows the payment unchanged since then leaves the row alone
-      // without a write, and an older snapshot never overwrites it.
-      paymentUpdatedAt: normalisedPaymentTime(payment.updatedAt),
       errorCode: null,
       errorMessage: null,
     },
