@@ -390,6 +390,8 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
           "error",
         );
       }
+      // A new quote always comes this way: a quote makes the body hashed, and a key already sent keeps
+      // its stored quote (quoteFor). So it is stored, with this hash, before anything is sent.
       if (hashed && !sentUnderThisKey && !(await recordBodyHash(ctx, hash, generation, quoted))) {
         if (++rereads > MAX_REREADS || !(await reread(ctx))) return { outcome: "skipped", reason: "fenced" };
         continue;
