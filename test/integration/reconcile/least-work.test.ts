@@ -8,6 +8,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { type RunningSandbox, startSandbox } from "@payouts/sandbox";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { RowHead } from "../../../src/batches/index.js";
 import type { Payment } from "../../../src/payouts-api/index.js";
 import { createWorkerClient } from "../../../src/pipeline/index.js";
 import {
@@ -80,6 +81,20 @@ async function markRows(s: Stack, batchId: string, rowKeys: readonly string[]): 
   );
 }
 
+/** Marks a row as a delivery about its payment's change at `occurredAt` would (due at once). */
+async function markChange(s: Stack, batchId: string, head: RowHead, occurredAt: string): Promise<void> {
+  await s.reconcile.index.mark(
+    [
+      {
+        batchId,
+        member: head.rowKey,
+        hint: { paymentId: head.paymentId!, attempt: 1, occurredAtMs: Date.parse(occurredAt) },
+      },
+    ],
+    DUE_AT_ONCE_MS,
+  );
+}
+
 describe("a look at marked rows", () => {
   it("reads their payments by pages: 120 rows cost ceil(120/50) reads, no read per payment", async () => {
     const s = await stack("pages-120");
@@ -120,16 +135,7 @@ describe("a look at marked rows", () => {
     expect(applied.every((r) => r?.paymentUpdatedAt !== undefined)).toBe(true);
     // A delivery about a change the row has already seen (it was on the page read for row 0).
     const head = (await s.h.store.rowHeads(batchId, [rows[5]!.rowKey]))[0]!;
-    await s.reconcile.index.mark(
-      [
-        {
-          batchId,
-          member: rows[5]!.rowKey,
-          hint: { paymentId: head.paymentId!, attempt: 1, occurredAtMs: Date.parse(head.paymentUpdatedAt!) },
-        },
-      ],
-      DUE_AT_ONCE_MS,
-    );
+    await markChange(s, batchId, head, head.paymentUpdatedAt!);
     const reads = s.counting();
     const [report] = await s.reconcile.lookNow();
     expect(report).toMatchObject({ marks: 1, settled: 1, pages: 0, gets: 0, cleared: 1 });
@@ -142,16 +148,7 @@ describe("a look at marked rows", () => {
     const head = (await s.h.store.rowHeads(batchId, [rows[0]!.rowKey]))[0]!;
     // A service may change a payment within the millisecond it created it; the answer to the create
     // showed it before that change.
-    await s.reconcile.index.mark(
-      [
-        {
-          batchId,
-          member: rows[0]!.rowKey,
-          hint: { paymentId: head.paymentId!, attempt: 1, occurredAtMs: Date.parse(head.paymentCreatedAt!) },
-        },
-      ],
-      DUE_AT_ONCE_MS,
-    );
+    await markChange(s, batchId, head, head.paymentCreatedAt!);
     const [report] = await s.reconcile.lookNow();
     expect(report).toMatchObject({ marks: 1, settled: 0, pages: 1, cleared: 1 });
   });
