@@ -19,6 +19,7 @@ import {
   href,
   may,
   money,
+  redraw,
   say,
   session,
   stateBadge,
@@ -157,7 +158,6 @@ function progressCard(b) {
 }
 
 function header(b) {
-  const link = `${window.location.origin}/${href(["batches", b.id])}`;
   return el(
     "div",
     { id: "batch-header" },
@@ -188,6 +188,7 @@ function header(b) {
           type: "button",
           class: "link",
           onclick: async () => {
+            const link = `${window.location.origin}/${href(["batches", view.id])}`;
             await navigator.clipboard?.writeText(link).catch(() => {});
             say(["Link to this batch: ", el("code", {}, link)]);
           },
@@ -785,7 +786,7 @@ async function load(id) {
   view.batch = b;
   view.approval = approval;
   if (before?.id === b.id && before.done !== b.done) rowsMoved(id);
-  $("batch-header").replaceWith(header(b));
+  redraw($("batch-header"), header(b));
   // A pause, resume or cancel changes rows at once (canceled, queued again): the table shows it too.
   $("stop-controls").replaceWith(
     stopControls(b, async () => {
@@ -794,7 +795,7 @@ async function load(id) {
     }),
   );
   $("approval-card").replaceWith(approvalCard(b, approval));
-  $("progress-card").replaceWith(progressCard(b));
+  redraw($("progress-card"), progressCard(b));
   showLedger();
 }
 
@@ -851,8 +852,8 @@ export function updateBatch(b) {
   view.samples.push({ t: Date.now(), sent: sent(view.batch) });
   // The rate is taken over the last five minutes.
   while (view.samples.length > 2 && Date.now() - view.samples[0].t > 5 * 60_000) view.samples.shift();
-  $("batch-header").replaceWith(header(view.batch));
-  $("progress-card").replaceWith(progressCard(view.batch));
+  redraw($("batch-header"), header(view.batch));
+  redraw($("progress-card"), progressCard(view.batch));
   if (before?.state !== b.state || before?.pause?.at !== b.pause?.at || !before?.canceled !== !b.canceled)
     void load(b.id);
   if (before?.done !== b.done) rowsMoved(b.id);

@@ -1,6 +1,6 @@
 // The list of batches, newest first, updated live.
 
-import { $, api, count, el, href, money, stateBadge, timeEl } from "./lib.js";
+import { $, api, count, el, href, money, redraw, stateBadge, timeEl } from "./lib.js";
 
 let cursor = null;
 
@@ -37,8 +37,7 @@ function line(b) {
 
 /** A live update of one batch's line, when the list is on screen. */
 export function updateBatchLine(b) {
-  const row = document.querySelector(`#batch-list tr[data-batch="${CSS.escape(b.id)}"]`);
-  if (row) row.replaceWith(line(b));
+  redraw(document.querySelector(`#batch-list tr[data-batch="${CSS.escape(b.id)}"]`), line(b));
 }
 
 async function more(reset) {

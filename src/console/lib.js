@@ -19,6 +19,29 @@ export function el(tag, props = {}, ...children) {
   return node;
 }
 
+/**
+ * Puts a part of a live page drawn anew in place of the one shown, keeping every element that reads
+ * the same. A link or button replaced between the press and the release of a click gets no click (the
+ * person's download or action is silently lost), and one replaced while focused loses the focus. Only
+ * for parts whose listeners do not depend on what changed: a kept element keeps its listeners.
+ */
+export function redraw(shown, next) {
+  if (!shown || shown.isEqualNode(next)) return;
+  const incoming = [...next.childNodes];
+  const sameShell =
+    shown.nodeType === Node.ELEMENT_NODE &&
+    shown.tagName === next.tagName &&
+    shown.childNodes.length === incoming.length &&
+    shown.attributes.length === next.attributes.length &&
+    [...next.attributes].every((a) => shown.getAttribute(a.name) === a.value);
+  if (!sameShell) {
+    shown.replaceWith(next);
+    return;
+  }
+  const current = [...shown.childNodes];
+  for (const [i, child] of incoming.entries()) redraw(current[i], child);
+}
+
 export const session = { me: null, csrf: "" };
 
 export const may = (permission) => session.me?.permissions.includes(permission) ?? false;

@@ -6,8 +6,10 @@
  * running batch keeps the service and the server busy: 31.6 s was seen at 20,000 rows; here the browser
  * holds the request), the form says the correction is on its way and sends no second one; the outcome,
  * once there, stays across later refreshes; a page number typed into Go to page while a refresh of the
- * rows is on its way stays typed. Screenshots in test/browser/screenshots/.
+ * rows is on its way stays typed; a download link pressed while the progress is drawn anew still
+ * downloads. Screenshots in test/browser/screenshots/.
  */
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -41,7 +43,7 @@ beforeAll(async () => {
   });
   token = (await stack.server.auth.createToken("feeder", "submitter", "test")).token;
   await stack.server.auth.addUser("olga", "admin", "olga corrects 123");
-  ({ browser, page } = await launchChromium(path.join(stack.dir, "profile")));
+  ({ browser, page } = await launchChromium(path.join(stack.dir, "profile"), { acceptDownloads: true }));
 }, 120_000);
 
 afterAll(async () => {
@@ -157,6 +159,23 @@ describe("a row's details while its batch is sending", () => {
     expect(await page.locator("#correct-result").textContent()).toBe(outcome);
     expect((await call("GET", `/api/v1/batches/${batchId}`)).json.state).toBe("running");
     await shots("row-details-03-retried-while-sending");
+
+    // A download pressed while the progress moves is not lost: the page draws the progress anew
+    // between the press and the release, and the link under the pointer stays the one pressed.
+    const download = page.getByRole("link", { name: "Download the result (CSV)" });
+    await download.scrollIntoViewIfNeeded();
+    const box = (await download.boundingBox())!;
+    const progressValue = async (): Promise<number> =>
+      Number(await page.locator("progress").getAttribute("value"));
+    const doneAtPress = await progressValue();
+    const downloaded = page.waitForEvent("download", { timeout: 30_000 });
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.down();
+    await expect.poll(progressValue, { timeout: 60_000, interval: 100 }).toBeGreaterThan(doneAtPress);
+    await page.mouse.up();
+    const saved = path.join(stack.dir, "pressed-while-drawn.csv");
+    await (await downloaded).saveAs(saved);
+    expect(await readFile(saved, "utf8")).toContain("RDR-600");
 
     // A page number typed while a refresh of the rows is on its way (held here) stays typed: the
     // refresh comes back under the reader's keyboard and is dropped, and Enter goes where they asked.
