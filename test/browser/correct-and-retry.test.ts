@@ -8,53 +8,28 @@
  */
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parseApprovalThresholds } from "../../src/approvals/index.js";
 import { paymentsOfBatch } from "../integration/pipeline/helpers.js";
-import {
-  type ApiStack,
-  callApi,
-  type Json,
-  startApiStack,
-  submitSheetThroughApi,
-  until,
-} from "../support/api-stack.js";
+import { submitSheetThroughApi, until } from "../support/api-stack.js";
 import { axeFindings } from "../support/axe.js";
-import { launchChromium, logInAt, SHOTS, screenshot } from "../support/browser.js";
+import { logInAt, SHOTS, screenshot } from "../support/browser.js";
+import { useConsoleStack } from "../support/console-stack.js";
 
-let stack: ApiStack;
-let browser: BrowserContext;
-let page: Page;
-const tokens: Record<string, string> = {};
-
-const call = (
-  who: string,
-  method: string,
-  route: string,
-  body?: unknown,
-): Promise<{ status: number; json: Json }> => callApi(stack.server.url, tokens[who], method, route, body);
-
-beforeAll(async () => {
-  stack = await startApiStack({
-    label: "correct-browser",
-    clock: { toInProgressMs: 50, toFinalMs: 50 },
-    reconcile: { sweepEveryMs: 200, staleAfterMs: 100 },
-    approval: { thresholds: parseApprovalThresholds("USD:1000"), required: 1, expiresHours: 72 },
-  });
-  tokens.feeder = (await stack.server.auth.createToken("feeder", "submitter", "test")).token;
-  tokens.ann = (await stack.server.auth.createToken("ann", "approver", "test")).token;
-  await stack.server.auth.addUser("olga", "admin", "olga corrects 123");
-  ({ browser, page } = await launchChromium(path.join(stack.dir, "profile")));
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await stack?.close();
-}, 60_000);
+const fx = useConsoleStack({
+  label: "correct-browser",
+  clock: { toInProgressMs: 50, toFinalMs: 50 },
+  reconcile: { sweepEveryMs: 200, staleAfterMs: 100 },
+  approval: { thresholds: parseApprovalThresholds("USD:1000"), required: 1, expiresHours: 72 },
+  tokens: { feeder: "submitter", ann: "approver" },
+  users: { olga: ["admin", "olga corrects 123"] },
+});
+const call = fx.callAs;
+const { tokens } = fx;
 
 describe("correct and retry in the console", () => {
   it("holds a corrected failed row for approval, shows it to the approver, and audits it", async () => {
+    const { page, stack } = fx;
     const sheet =
       "reference,from_account,to_account,amount,currency\nFIX-ME-1,ops-checking,vendor-ach,5.13,USD\n";
     const batchId = await submitSheetThroughApi(stack.server.url, tokens.feeder, "to-fix.csv", sheet);

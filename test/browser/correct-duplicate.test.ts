@@ -1,56 +1,26 @@
-/**
- * A correction that would pay what another row pays, in a real browser (Debian's Chromium driven by
- * playwright-core) against the real server, Redis and sandbox with the duplicate window on (30 days):
- * an operator corrects a failed row to the money an earlier batch paid; the console says it is
- * refused as a possible duplicate, naming that batch's row, and offers the confirmation; confirmed,
- * the row is retried and paid, and the audit trail has the confirmation (docs/design.md §3.13).
- */
-import path from "node:path";
-import type { BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { paymentsOfBatch } from "../integration/pipeline/helpers.js";
-import {
-  type ApiStack,
-  callApi,
-  type Json,
-  startApiStack,
-  submitSheetThroughApi,
-  until,
-} from "../support/api-stack.js";
+import { submitSheetThroughApi, until } from "../support/api-stack.js";
 import { axeFindings } from "../support/axe.js";
-import { launchChromium, logInAt, screenshot } from "../support/browser.js";
+import { logInAt, screenshot } from "../support/browser.js";
+import { useConsoleStack } from "../support/console-stack.js";
 
-let stack: ApiStack;
-let browser: BrowserContext;
-let page: Page;
-let token: string;
-
-const call = (method: string, route: string, body?: unknown): Promise<{ status: number; json: Json }> =>
-  callApi(stack.server.url, token, method, route, body);
-
-beforeAll(async () => {
-  stack = await startApiStack({
-    label: "correct-dup-browser",
-    clock: { toInProgressMs: 50, toFinalMs: 50 },
-    reconcile: { sweepEveryMs: 200, staleAfterMs: 100 },
-    duplicateWindowDays: 30,
-  });
+const fx = useConsoleStack({
+  label: "correct-dup-browser",
+  clock: { toInProgressMs: 50, toFinalMs: 50 },
+  reconcile: { sweepEveryMs: 200, staleAfterMs: 100 },
+  duplicateWindowDays: 30,
   // An admin's token: it submits, and reads the audit trail.
-  token = (await stack.server.auth.createToken("ops", "admin", "test")).token;
-  await stack.server.auth.addUser("olga", "admin", "olga corrects 123");
-  ({ browser, page } = await launchChromium(path.join(stack.dir, "profile")));
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await stack?.close();
-}, 60_000);
+  tokens: { ops: "admin" },
+  users: { olga: ["admin", "olga corrects 123"] },
+});
+const { call } = fx;
 
 /** Submits a one-row sheet and waits for its row to reach `state`. */
 async function batchOf(name: string, row: string, state: string): Promise<string> {
   const batchId = await submitSheetThroughApi(
-    stack.server.url,
-    token,
+    fx.stack.server.url,
+    fx.tokens.ops,
     name,
     `reference,from_account,to_account,amount,currency\n${row}\n`,
   );
@@ -65,6 +35,7 @@ async function batchOf(name: string, row: string, state: string): Promise<string
 
 describe("a correction that is a possible duplicate", () => {
   it("is refused naming the other row, and paid once the operator confirms it", async () => {
+    const { page, stack } = fx;
     const paid = await batchOf("paid.csv", "PAID-1,ops-checking,vendor-ach,41.27,USD", "completed");
     const failing = await batchOf("failing.csv", "FIX-1,ops-checking,vendor-ach,5.13,USD", "failed");
 

@@ -9,16 +9,26 @@
  */
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import type { BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiStack, startApiStack } from "../support/api-stack.js";
+import { describe, expect, it } from "vitest";
 import { axeFindings } from "../support/axe.js";
-import { launchChromium, SHOTS, screenshot } from "../support/browser.js";
+import { SHOTS, screenshot } from "../support/browser.js";
+import { useConsoleStack } from "../support/console-stack.js";
 
 const ROWS = 20_000;
-let stack: ApiStack;
-let browser: BrowserContext;
-let page: Page;
+
+const fx = useConsoleStack({
+  label: "console-large",
+  clock: { toInProgressMs: 200, toFinalMs: 400 },
+  // Two payments at a time: the batch takes minutes to send, so it is still sending when the page
+  // reads its rate, however long a busy machine takes to show the page (at eight at a time every row
+  // had been sent by then once).
+  concurrency: 2,
+  reconcile: { sweepEveryMs: 1000, staleAfterMs: 1000 },
+  tokens: {},
+  users: { ops: ["admin", "ops runs payouts 1"] },
+  acceptDownloads: true,
+  closeTimeoutMs: 120_000,
+});
 
 const PAYEES = ["vendor-ach", "vendor-ach-2", "vendor-check", "vendor-wire"];
 
@@ -36,35 +46,17 @@ function bigSheet(): string {
 }
 
 const text = async (selector: string) =>
-  ((await page.locator(selector).first().textContent()) ?? "").replaceAll("\u00a0", " ");
+  ((await fx.page.locator(selector).first().textContent()) ?? "").replaceAll("\u00a0", " ");
 
 async function accessible(where: string): Promise<void> {
-  expect(await axeFindings(page), `axe-core on ${where}`).toEqual([]);
+  expect(await axeFindings(fx.page), `axe-core on ${where}`).toEqual([]);
 }
-
-beforeAll(async () => {
-  stack = await startApiStack({
-    label: "console-large",
-    clock: { toInProgressMs: 200, toFinalMs: 400 },
-    // Two payments at a time: the batch takes minutes to send, so it is still sending when the page
-    // reads its rate, however long a busy machine takes to show the page (at eight at a time every row
-    // had been sent by then once).
-    concurrency: 2,
-    reconcile: { sweepEveryMs: 1000, staleAfterMs: 1000 },
-  });
-  await stack.server.auth.addUser("ops", "admin", "ops runs payouts 1");
-  ({ browser, page } = await launchChromium(path.join(stack.dir, "profile"), { acceptDownloads: true }));
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await stack?.close();
-}, 120_000);
 
 describe("the console at 20,000 rows", () => {
   it("pages, corrects, jumps, searches and follows a batch of 20,000 rows", {
     timeout: 300_000,
   }, async () => {
+    const { page, stack } = fx;
     const url = stack.server.url;
     const files = path.join(stack.dir, "files");
     await mkdir(files, { recursive: true });

@@ -1,54 +1,32 @@
-/**
- * The ledger check in a real browser (Debian's Chromium driven by playwright-core) when rows are only
- * behind their payments: the service settled them, but no delivery reached the server and no worker
- * looked (webhooks lost, the reconciler down). The check says which differences are only that, asks
- * the worker to make the rows follow; once a reconciler runs, checking again matches.
- */
-import path from "node:path";
-import type { BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { createWorkerClient } from "../../src/pipeline/index.js";
 import { type ReconcileService, startReconcileService } from "../../src/reconcile/index.js";
 import { paymentsOfBatch, REDIS_URL } from "../integration/pipeline/helpers.js";
-import {
-  type ApiStack,
-  callApi,
-  type Json,
-  startApiStack,
-  submitSheetThroughApi,
-  until,
-} from "../support/api-stack.js";
+import { submitSheetThroughApi, until } from "../support/api-stack.js";
 import { axeFindings } from "../support/axe.js";
-import { launchChromium, logInAt, screenshot } from "../support/browser.js";
+import { logInAt, screenshot } from "../support/browser.js";
+import { useConsoleStack } from "../support/console-stack.js";
 
-let stack: ApiStack;
-let browser: BrowserContext;
-let page: Page;
-let token: string;
+// No reconcile option: no webhooks reach the server and nothing looks at the rows.
+const fx = useConsoleStack({
+  label: "ledger-behind",
+  clock: { toInProgressMs: 50, toFinalMs: 50 },
+  tokens: { ops: "admin" },
+  users: { lena: ["admin", "lena checks 123"] },
+});
+const { call } = fx;
 let reconcile: ReconcileService | undefined;
 
-const call = (method: string, route: string, body?: unknown): Promise<{ status: number; json: Json }> =>
-  callApi(stack.server.url, token, method, route, body);
-
-beforeAll(async () => {
-  // No reconcile option: no webhooks reach the server and nothing looks at the rows.
-  stack = await startApiStack({ label: "ledger-behind", clock: { toInProgressMs: 50, toFinalMs: 50 } });
-  token = (await stack.server.auth.createToken("ops", "admin", "test")).token;
-  await stack.server.auth.addUser("lena", "admin", "lena checks 123");
-  ({ browser, page } = await launchChromium(path.join(stack.dir, "profile")));
-}, 120_000);
-
 afterAll(async () => {
-  await browser?.close();
   await reconcile?.stop(2000);
-  await stack?.close();
 }, 60_000);
 
 describe("a ledger check of rows behind their payments", () => {
   it("says they only wait for the worker, which makes them follow; checked again, the batch matches", async () => {
+    const { page, stack } = fx;
     const batchId = await submitSheetThroughApi(
       stack.server.url,
-      token,
+      fx.tokens.ops,
       "behind.csv",
       "reference,from_account,to_account,amount,currency\nLB-1,ops-checking,vendor-ach,12.40,USD\nLB-2,ops-checking,vendor-ach,12.50,USD\n",
     );

@@ -11,59 +11,38 @@
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import type { BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type ApiStack,
-  callApi,
-  type Json,
-  startApiStack,
-  submitSheetThroughApi,
-  until,
-} from "../support/api-stack.js";
-import { launchChromium, logInAt, SHOTS, screenshot } from "../support/browser.js";
+import { describe, expect, it } from "vitest";
+import { submitSheetThroughApi, until } from "../support/api-stack.js";
+import { logInAt, SHOTS, screenshot } from "../support/browser.js";
+import { useConsoleStack } from "../support/console-stack.js";
 
 const ROWS = 600;
-let stack: ApiStack;
-let browser: BrowserContext;
-let page: Page;
-let token: string;
-
-const call = (method: string, route: string, body?: unknown): Promise<{ status: number; json: Json }> =>
-  callApi(stack.server.url, token, method, route, body);
-
-beforeAll(async () => {
-  // One payment at a time against a slow service: the batch is sending for minutes, so the page
-  // refreshes all through the test.
-  stack = await startApiStack({
-    label: "row-details-refresh",
-    clock: { toInProgressMs: 50, toFinalMs: 50 },
-    concurrency: 1,
-    reconcile: { sweepEveryMs: 200, staleAfterMs: 100 },
-  });
-  token = (await stack.server.auth.createToken("feeder", "submitter", "test")).token;
-  await stack.server.auth.addUser("olga", "admin", "olga corrects 123");
-  ({ browser, page } = await launchChromium(path.join(stack.dir, "profile"), { acceptDownloads: true }));
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await stack?.close();
-}, 60_000);
+// One payment at a time against a slow service: the batch is sending for minutes, so the page
+// refreshes all through the test.
+const fx = useConsoleStack({
+  label: "row-details-refresh",
+  clock: { toInProgressMs: 50, toFinalMs: 50 },
+  concurrency: 1,
+  reconcile: { sweepEveryMs: 200, staleAfterMs: 100 },
+  tokens: { feeder: "submitter" },
+  users: { olga: ["admin", "olga corrects 123"] },
+  acceptDownloads: true,
+});
+const { call } = fx;
 
 /** The page (full) and the row's details alone, which are far below the 50 rows of the table. */
 async function shots(name: string): Promise<void> {
-  await screenshot(page, name);
-  await page.locator("#row-detail").screenshot({ path: path.join(SHOTS, `${name}-details.png`) });
+  await screenshot(fx.page, name);
+  await fx.page.locator("#row-detail").screenshot({ path: path.join(SHOTS, `${name}-details.png`) });
 }
 
 /** Times the rows table was drawn since {@link countRedraws} (each draw replaces the body's rows). */
 const redraws = async (): Promise<number> =>
-  Number(await page.locator("#rows tbody").getAttribute("data-test-redraws"));
+  Number(await fx.page.locator("#rows tbody").getAttribute("data-test-redraws"));
 
 /** Counts the draws of the rows table from now on (the page's own script, as a string: no DOM types here). */
 async function countRedraws(): Promise<void> {
-  await page.evaluate(`(() => {
+  await fx.page.evaluate(`(() => {
     const body = document.querySelector("#rows tbody");
     body.setAttribute("data-test-redraws", "0");
     new MutationObserver(() =>
@@ -74,7 +53,7 @@ async function countRedraws(): Promise<void> {
 
 /** Waits until the rows table was drawn `n` more times, the focus away from the rows (as a reader's). */
 async function waitForRedraws(n: number): Promise<void> {
-  await page.locator("#progress-title").click();
+  await fx.page.locator("#progress-title").click();
   const from = await redraws();
   await expect.poll(redraws, { timeout: 60_000, interval: 500 }).toBeGreaterThanOrEqual(from + n);
 }
@@ -83,6 +62,7 @@ describe("a row's details while its batch is sending", () => {
   it("keeps the details, the typed correction and its outcome across refreshes", {
     timeout: 240_000,
   }, async () => {
+    const { page, stack } = fx;
     // Row 2 fails at once (amounts ending in .13 fail at the sandbox); the other rows are paid.
     const lines = [
       "reference,from_account,to_account,amount,currency",
@@ -93,7 +73,7 @@ describe("a row's details while its batch is sending", () => {
     stack.sandbox.setFaults({ latencyMs: 100 });
     const batchId = await submitSheetThroughApi(
       stack.server.url,
-      token,
+      fx.tokens.feeder,
       "sending.csv",
       `${lines.join("\n")}\n`,
     );

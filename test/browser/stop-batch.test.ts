@@ -5,45 +5,34 @@
  * test/browser/screenshots/ (ignored by git).
  */
 import path from "node:path";
-import type { BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiStack, callApi, type Json, startApiStack, withBearer } from "../support/api-stack.js";
+import { describe, expect, it } from "vitest";
+import { type Json, withBearer } from "../support/api-stack.js";
 import { axeFindings } from "../support/axe.js";
-import { launchChromium, logInAt, SHOTS, screenshot } from "../support/browser.js";
+import { logInAt, SHOTS, screenshot } from "../support/browser.js";
+import { useConsoleStack } from "../support/console-stack.js";
 
-let stack: ApiStack;
-let browser: BrowserContext;
-let page: Page;
-let adminToken: string;
-
-const call = (method: string, route: string, body?: unknown) =>
-  callApi(stack.server.url, adminToken, method, route, body);
-
-beforeAll(async () => {
-  // Payments stay scheduled: the batch is still running when the operator looks at it.
-  stack = await startApiStack({
-    label: "stop-browser",
-    clock: { toInProgressMs: 600_000, toFinalMs: 600_000 },
-    concurrency: 1,
-  });
-  adminToken = (await stack.server.auth.createToken("ops-admin", "admin", "test")).token;
-  await stack.server.auth.addUser("sam", "submitter", "sam submits 123");
-  ({ browser, page } = await launchChromium(path.join(stack.dir, "profile")));
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await stack?.close();
-}, 60_000);
+// Payments stay scheduled: the batch is still running when the operator looks at it.
+const fx = useConsoleStack({
+  label: "stop-browser",
+  clock: { toInProgressMs: 600_000, toFinalMs: 600_000 },
+  concurrency: 1,
+  tokens: { "ops-admin": "admin" },
+  users: { sam: ["submitter", "sam submits 123"] },
+});
+const { call } = fx;
 
 describe("a batch stopped by an operator", () => {
   it("shows who paused it and why, and can be canceled from the console", async () => {
+    const { page, stack } = fx;
     const lines = ["reference,from_account,to_account,amount,currency"];
     for (let i = 1; i <= 40; i++) lines.push(`STOPB-${i},ops-checking,vendor-ach,${10 + i}.00,USD`);
     const form = new FormData();
     form.append("file", new Blob([`${lines.join("\n")}\n`]), "stop-me.csv");
     const up = (await (
-      await fetch(`${stack.server.url}/api/v1/sheets`, withBearer(adminToken, { method: "POST", body: form }))
+      await fetch(
+        `${stack.server.url}/api/v1/sheets`,
+        withBearer(fx.tokens["ops-admin"], { method: "POST", body: form }),
+      )
     ).json()) as Json;
     const made = await call("POST", "/api/v1/batches", { sheetId: up.id });
     expect(made.status, made.text).toBe(201);
