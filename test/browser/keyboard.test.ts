@@ -8,17 +8,21 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import ExcelJS from "exceljs";
-import type { BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ApiStack } from "../support/api-stack.js";
+import { describe, expect, it } from "vitest";
+import { parseApprovalThresholds } from "../../src/approvals/index.js";
 import { axeFindings } from "../support/axe.js";
 import { screenshot } from "../support/browser.js";
-import { startConsoleStack } from "../support/console-stack.js";
+import { useConsoleStack } from "../support/console-stack.js";
 import { focused, focusVisible, openFilePicker, tabTo } from "../support/keyboard.js";
 
-let stack: ApiStack;
-let browser: BrowserContext;
-let page: Page;
+const fx = useConsoleStack({
+  label: "console-keys",
+  clock: { toInProgressMs: 200, toFinalMs: 300 },
+  approval: { thresholds: parseApprovalThresholds("USD:100"), required: 1, expiresHours: 24 },
+  reconcile: { sweepEveryMs: 500, staleAfterMs: 300 },
+  users: { kim: ["submitter", "kim submits 123"], lee: ["approver", "lee approves 123"] },
+  acceptDownloads: true,
+});
 
 /** Six rows; the third has its amount in words. */
 function sheet(): string {
@@ -30,15 +34,18 @@ function sheet(): string {
 }
 
 const isFocused = (selector: string) =>
-  page.evaluate(`document.activeElement?.matches(${JSON.stringify(selector)}) ?? false`) as Promise<boolean>;
+  fx.page.evaluate(
+    `document.activeElement?.matches(${JSON.stringify(selector)}) ?? false`,
+  ) as Promise<boolean>;
 
 /** The focus is on `selector` and visibly so. */
 async function focusOn(selector: string): Promise<void> {
   await expect.poll(() => isFocused(selector), { message: `focus on ${selector}` }).toBe(true);
-  expect(await focusVisible(page), `focus ring on ${await focused(page)}`).toBe(true);
+  expect(await focusVisible(fx.page), `focus ring on ${await focused(fx.page)}`).toBe(true);
 }
 
 async function logInByKeyboard(name: string, password: string): Promise<void> {
+  const { page } = fx;
   await page.waitForURL(/\/login/);
   await page.locator("#login-form").waitFor();
   await tabTo(page, "#name");
@@ -50,25 +57,11 @@ async function logInByKeyboard(name: string, password: string): Promise<void> {
   await expect.poll(() => page.locator("#who").textContent()).toContain(name);
 }
 
-beforeAll(async () => {
-  ({ stack, browser, page } = await startConsoleStack({
-    label: "console-keys",
-    clock: { toInProgressMs: 200, toFinalMs: 300 },
-    usdThreshold: "100",
-    submitter: ["kim", "kim submits 123"],
-    approver: ["lee", "lee approves 123"],
-  }));
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await stack?.close();
-}, 60_000);
-
 describe("the console by keyboard only", () => {
   it("walks log-in, upload, correction, submit, filters, links, approval and download", {
     timeout: 180_000,
   }, async () => {
+    const { page, stack } = fx;
     const url = stack.server.url;
     const files = path.join(stack.dir, "files");
     await mkdir(files, { recursive: true });

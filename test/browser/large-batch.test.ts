@@ -24,7 +24,6 @@ const fx = useConsoleStack({
   // had been sent by then once).
   concurrency: 2,
   reconcile: { sweepEveryMs: 1000, staleAfterMs: 1000 },
-  tokens: {},
   users: { ops: ["admin", "ops runs payouts 1"] },
   acceptDownloads: true,
   closeTimeoutMs: 120_000,

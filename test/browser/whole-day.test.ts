@@ -11,17 +11,21 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import type { BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ApiStack } from "../support/api-stack.js";
+import { describe, expect, it } from "vitest";
+import { parseApprovalThresholds } from "../../src/approvals/index.js";
 import { axeFindings } from "../support/axe.js";
 import { SHOTS, screenshot } from "../support/browser.js";
-import { startConsoleStack } from "../support/console-stack.js";
+import { useConsoleStack } from "../support/console-stack.js";
 import { openFilePicker, tabTo as tabToOn } from "../support/keyboard.js";
 
-let stack: ApiStack;
-let browser: BrowserContext;
-let page: Page;
+const fx = useConsoleStack({
+  label: "console-day",
+  clock: { toInProgressMs: 300, toFinalMs: 500 },
+  approval: { thresholds: parseApprovalThresholds("USD:1000"), required: 1, expiresHours: 24 },
+  reconcile: { sweepEveryMs: 500, staleAfterMs: 300 },
+  users: { sam: ["submitter", "sam submits 123"], ann: ["approver", "ann approves 123"] },
+  acceptDownloads: true,
+});
 
 const PAYEES = ["vendor-ach", "vendor-ach-2", "vendor-check", "vendor-wire"];
 
@@ -46,30 +50,31 @@ function daySheet(): string {
 
 /** The element's text with the no-break spaces of formatted amounts (`USD 1,000.00`) as plain spaces. */
 async function text(selector: string): Promise<string> {
-  return ((await page.locator(selector).first().textContent()) ?? "").replaceAll("\u00a0", " ");
+  return ((await fx.page.locator(selector).first().textContent()) ?? "").replaceAll("\u00a0", " ");
 }
 
 async function shot(name: string): Promise<void> {
-  await screenshot(page, `day-${name}`);
+  await screenshot(fx.page, `day-${name}`);
 }
 
 /** A small picture of the top of the page (what the README shows), beside the full-page ones. */
 async function smallShot(name: string, from?: string): Promise<void> {
-  await page.evaluate(
+  await fx.page.evaluate(
     from ? `document.querySelector(${JSON.stringify(from)}).scrollIntoView()` : "window.scrollTo(0, 0)",
   );
-  await page.screenshot({ path: path.join(SHOTS, `small-${name}.png`) });
+  await fx.page.screenshot({ path: path.join(SHOTS, `small-${name}.png`) });
 }
 
 /** Fails on any serious or critical accessibility finding on the page as it is now. */
 async function accessible(where: string): Promise<void> {
-  expect(await axeFindings(page), `axe-core on ${where}`).toEqual([]);
+  expect(await axeFindings(fx.page), `axe-core on ${where}`).toEqual([]);
 }
 
 /** Presses Tab until the focused element matches `selector` (keyboard only), its focus ring visible. */
-const tabTo = (selector: string, max = 80) => tabToOn(page, selector, { max });
+const tabTo = (selector: string, max = 80) => tabToOn(fx.page, selector, { max });
 
 async function logIn(name: string, password: string): Promise<void> {
+  const { page } = fx;
   await page.waitForURL(/\/login/);
   await page.getByLabel("User name").fill(name);
   await page.getByLabel("Password").fill(password);
@@ -77,25 +82,11 @@ async function logIn(name: string, password: string): Promise<void> {
   await expect.poll(() => page.locator("#who").textContent()).toContain(name);
 }
 
-beforeAll(async () => {
-  ({ stack, browser, page } = await startConsoleStack({
-    label: "console-day",
-    clock: { toInProgressMs: 300, toFinalMs: 500 },
-    usdThreshold: "1000",
-    submitter: ["sam", "sam submits 123"],
-    approver: ["ann", "ann approves 123"],
-  }));
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await stack?.close();
-}, 60_000);
-
 describe("the operator's day at 30 rows", () => {
   it("goes from a sheet with mistakes to a paid, downloaded result, by keyboard where it matters", {
     timeout: 240_000,
   }, async () => {
+    const { page, stack } = fx;
     const url = stack.server.url;
     const { mkdir, writeFile } = await import("node:fs/promises");
     const files = path.join(stack.dir, "files");

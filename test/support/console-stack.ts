@@ -1,49 +1,13 @@
-/**
- * The set-ups of the browser tests: {@link useConsoleStack} for most (an API stack, tokens, people
- * who log in, Chromium), {@link startConsoleStack} for those that walk a held batch (approvals from a
- * USD threshold and the reconcile sweep, a submitter and an approver with passwords).
- */
+/** The set-up of the console (browser) tests: {@link useConsoleStack}. */
 import path from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
-import { parseApprovalThresholds } from "../../src/approvals/index.js";
 import { type ApiStack, type ApiStackOptions, callApi, startApiStack } from "./api-stack.js";
 import { launchChromium } from "./browser.js";
 
-export interface ConsoleStack {
-  stack: ApiStack;
-  browser: BrowserContext;
-  page: Page;
-}
-
-export async function startConsoleStack(options: {
-  label: string;
-  clock: { toInProgressMs: number; toFinalMs: number };
-  /** USD total from which a batch waits for one approval. */
-  usdThreshold: string;
-  /** [name, password] of each. */
-  submitter: [string, string];
-  approver: [string, string];
-}): Promise<ConsoleStack> {
-  const stack = await startApiStack({
-    label: options.label,
-    clock: options.clock,
-    approval: {
-      thresholds: parseApprovalThresholds(`USD:${options.usdThreshold}`),
-      required: 1,
-      expiresHours: 24,
-    },
-    reconcile: { sweepEveryMs: 500, staleAfterMs: 300 },
-  });
-  await stack.server.auth.addUser(options.submitter[0], "submitter", options.submitter[1]);
-  await stack.server.auth.addUser(options.approver[0], "approver", options.approver[1]);
-  const { browser, page } = await launchChromium(path.join(stack.dir, "profile"), { acceptDownloads: true });
-  return { stack, browser, page };
-}
-
 export interface ConsoleFixtureOptions extends ApiStackOptions {
   /** API tokens made for the test's own calls: name → role. The first is the one `call` uses. */
-  tokens: Record<string, string>;
+  tokens?: Record<string, string>;
   /** People who log in to the console: name → [role, password]. */
   users: Record<string, [role: string, password: string]>;
   /** Let the browser save downloads (a test that reads a downloaded file). */
@@ -71,7 +35,7 @@ export interface ConsoleFixture {
  * the stack stops first.
  */
 export function useConsoleStack(options: ConsoleFixtureOptions): ConsoleFixture {
-  const { tokens: roles, users, acceptDownloads, closeTimeoutMs, ...stackOptions } = options;
+  const { tokens: roles = {}, users, acceptDownloads, closeTimeoutMs, ...stackOptions } = options;
   let stack: ApiStack | undefined;
   let browser: BrowserContext | undefined;
   let page: Page | undefined;

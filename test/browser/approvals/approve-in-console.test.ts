@@ -7,61 +7,54 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../src/config/index.js";
 import { DEFAULT_TIMEOUT_MS } from "../../../src/payouts-api/index.js";
 import { startWatchService, type WatchService } from "../../../src/watch/index.js";
 import { paymentsOfBatch, REDIS_URL } from "../../integration/pipeline/helpers.js";
-import { type ApiStack, callApi, type Json, startApiStack, until } from "../../support/api-stack.js";
+import { type Json, until } from "../../support/api-stack.js";
 import { axeFindings } from "../../support/axe.js";
-import { launchChromium, logInAt, screenshot } from "../../support/browser.js";
+import { logInAt, screenshot } from "../../support/browser.js";
+import { useConsoleStack } from "../../support/console-stack.js";
 import { PIPELINE_DEFAULTS } from "../../support/settings.js";
 
 // The rule as production sets it (APPROVAL_THRESHOLDS), given to every way a batch comes in.
 const approval = loadConfig({ APPROVAL_THRESHOLDS: "USD:1000" }).approval;
-let stack: ApiStack;
-let watch: WatchService;
-let browser: BrowserContext;
-let page: Page;
-let adminToken: string;
+const fx = useConsoleStack({
+  label: "approvals-browser",
+  clock: { toInProgressMs: 600_000, toFinalMs: 600_000 },
+  concurrency: 2,
+  approval,
+  tokens: { "ops-admin": "admin" },
+  users: { ann: ["approver", "ann approves 123"] },
+});
+let watch: WatchService | undefined;
 
-const get = async (route: string): Promise<Json> =>
-  (await callApi(stack.server.url, adminToken, "GET", route)).json;
+const get = async (route: string): Promise<Json> => (await fx.call("GET", route)).json;
 
 beforeAll(async () => {
-  stack = await startApiStack({
-    label: "approvals-browser",
-    clock: { toInProgressMs: 600_000, toFinalMs: 600_000 },
-    concurrency: 2,
-    approval,
-  });
   watch = await startWatchService({
-    ...stack.api,
+    ...fx.stack.api,
     apiTimeoutMs: DEFAULT_TIMEOUT_MS,
     pipeline: {
       ...PIPELINE_DEFAULTS,
       approval,
       redisUrl: REDIS_URL,
-      prefix: stack.prefix,
-      dataDir: stack.dir,
+      prefix: fx.stack.prefix,
+      dataDir: fx.stack.dir,
     },
     stableMs: 200,
     rescanMs: 500,
   });
-  adminToken = (await stack.server.auth.createToken("ops-admin", "admin", "test")).token;
-  await stack.server.auth.addUser("ann", "approver", "ann approves 123");
-  ({ browser, page } = await launchChromium(path.join(stack.dir, "profile")));
-}, 120_000);
+}, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
   await watch?.stop();
-  await stack?.close();
 }, 60_000);
 
 describe("a sheet over the threshold dropped into the inbox", () => {
   it("is paid only after a second person approves it in the console", async () => {
+    const { page, stack } = fx;
     await writeFile(
       path.join(stack.dir, "inbox", "big-payroll.csv"),
       [
