@@ -856,19 +856,24 @@ export function updateBatch(b) {
   redraw($("progress-card"), progressCard(view.batch));
   if (before?.state !== b.state || before?.pause?.at !== b.pause?.at || !before?.canceled !== !b.canceled)
     void load(b.id);
-  if (before?.done !== b.done) rowsMoved(b.id);
+  // A new state (finished, paused, canceled) says something of every row: the table follows at once.
+  if (before?.state !== b.state) rowsMoved(b.id, 0);
+  else if (before?.done !== b.done) rowsMoved(b.id);
 }
 
 /**
  * Rows of the batch moved on (its count of final rows changed): show them again, at most every few
- * seconds, and never under the reader's keyboard. Whoever reads the batch anew (a live update, or the
+ * seconds (`waitMs` 0: now, for a change of the batch's state), and never under the reader's keyboard. Whoever reads the batch anew (a live update, or the
  * page's own reload after a check or a stop) tells it, so no reading of the count goes unseen.
  */
-function rowsMoved(id) {
-  if (view.rowsTimer) return;
+function rowsMoved(id, waitMs = 3_000) {
+  if (view.rowsTimer) {
+    if (waitMs > 0) return;
+    clearTimeout(view.rowsTimer);
+  }
   view.rowsTimer = setTimeout(() => {
     view.rowsTimer = null;
     if (view.id === id && !$("rows-section")?.contains(document.activeElement))
       loadRows(currentRoute().query, true).catch(() => {});
-  }, 3_000);
+  }, waitMs);
 }

@@ -196,6 +196,11 @@ describe("the operator's day at 30 rows", () => {
       (t) => t.replaceAll("\u00a0", " "),
     );
     expect(usd).toEqual(["USD 3,353.00", "USD 112.13", "USD 0.00", total]);
+    // The rows table follows the batch: no row still says it waits for the approval.
+    await expect
+      .poll(() => page.locator("#rows tbody tr[data-state='queued']").count(), { timeout: 10_000 })
+      .toBe(0);
+    expect(await page.locator("#rows tbody tr[data-state='completed']").count()).toBe(29);
     await accessible("the finished batch");
     await shot("09-finished");
     await smallShot("batch-finished");
