@@ -597,8 +597,11 @@ async function readRows(query, background) {
   }
   if (!current()) return;
   // A refresh nobody asked for that comes back while the reader types in the rows (a page number, a
-  // retry's tick) is dropped: redrawing would throw away what they typed. The next one comes soon.
-  if (background && $("rows-section")?.contains(document.activeElement)) return;
+  // retry's tick) is dropped: redrawing would throw away what they typed. It is asked for again.
+  if (background && $("rows-section")?.contains(document.activeElement)) {
+    rowsMoved(id);
+    return;
+  }
   const shown = { ...page, data, offset: positional(query) ? Number(query.get("offset") ?? 0) : null };
   const body = $("rows").tBodies[0];
   body.replaceChildren(...data.map((r) => rowLine(view.batch, r)));
@@ -863,8 +866,10 @@ export function updateBatch(b) {
 
 /**
  * Rows of the batch moved on (its count of final rows changed): show them again, at most every few
- * seconds (`waitMs` 0: now, for a change of the batch's state), and never under the reader's keyboard. Whoever reads the batch anew (a live update, or the
- * page's own reload after a check or a stop) tells it, so no reading of the count goes unseen.
+ * seconds (`waitMs` 0: now, for a change of the batch's state), and never under the reader's
+ * keyboard: then a few seconds later, until the focus has left the rows. Whoever reads the batch anew
+ * (a live update, or the page's own reload after a check or a stop) tells it, so no reading of the
+ * count goes unseen.
  */
 function rowsMoved(id, waitMs = 3_000) {
   if (view.rowsTimer) {
@@ -873,7 +878,9 @@ function rowsMoved(id, waitMs = 3_000) {
   }
   view.rowsTimer = setTimeout(() => {
     view.rowsTimer = null;
-    if (view.id === id && !$("rows-section")?.contains(document.activeElement))
-      loadRows(currentRoute().query, true).catch(() => {});
+    if (view.id !== id) return;
+    // Under the reader's keyboard: not now, nor forgotten (the batch may have nothing left to move).
+    if ($("rows-section")?.contains(document.activeElement)) rowsMoved(id);
+    else loadRows(currentRoute().query, true).catch(() => {});
   }, waitMs);
 }
