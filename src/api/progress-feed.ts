@@ -2,7 +2,8 @@
  * `GET /api/v1/events`: server-sent events of batch progress, so pages update live. One feed per
  * server polls the store once a second while anybody listens (never per listener): the batches not
  * finished yet and the latest few (a retry can wake a finished one). A listener gets an event per
- * batch whose counts changed: `event: batch` with the batch's summary (as `GET /api/v1/batches/{id}`).
+ * batch whose counts, pause, cancel, approval or ledger check changed: `event: batch` with the batch's
+ * summary (as `GET /api/v1/batches/{id}`).
  */
 import type { FastifyInstance } from "fastify";
 import { allow } from "../auth/index.js";
@@ -33,7 +34,16 @@ export function createProgressFeed(store: BatchStore, prefix: string, pollMs = P
         const p = await store.progress(id);
         if (!p) continue;
         const view = await batchViewOf(store, prefix, p);
-        const fingerprint = JSON.stringify([view.state, view.counts, view.done]);
+        // What a page shows of a batch beyond its counts too: a pause, a cancel, an approval, a ledger check.
+        const fingerprint = JSON.stringify([
+          view.state,
+          view.counts,
+          view.done,
+          view.pause?.at ?? null,
+          view.canceled?.at ?? null,
+          view.approval?.status ?? null,
+          view.ledger,
+        ]);
         seen.set(id, fingerprint);
         if (last.get(id) !== fingerprint) {
           for (const l of listeners) l(view);

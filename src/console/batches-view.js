@@ -20,10 +20,10 @@ function progress(b) {
 function line(b) {
   return el(
     "tr",
-    { "data-batch": b.id },
+    { "data-batch": b.id, "data-created": b.createdAt },
     el("td", {}, el("a", { href: href(["batches", b.id]) }, b.id)),
     el("td", {}, b.sourceName),
-    el("td", {}, stateBadge(b.state)),
+    el("td", {}, stateBadge(b.state), b.pause ? [" ", stateBadge("paused")] : null),
     progress(b),
     el(
       "td",
@@ -35,9 +35,22 @@ function line(b) {
   );
 }
 
-/** A live update of one batch's line, when the list is on screen. */
+/**
+ * A live update of one batch's line, when the list is on screen; a batch newer than every line shown
+ * (one just submitted, from the inbox or by someone else) joins the list at its top.
+ */
 export function updateBatchLine(b) {
-  redraw(document.querySelector(`#batch-list tr[data-batch="${CSS.escape(b.id)}"]`), line(b));
+  const shown = document.querySelector(`#batch-list tr[data-batch="${CSS.escape(b.id)}"]`);
+  if (shown) {
+    redraw(shown, line(b));
+    return;
+  }
+  const body = $("batch-list")?.tBodies[0];
+  if (!body) return;
+  const newest = body.querySelector("tr[data-batch]")?.dataset.created;
+  if (newest && b.createdAt < newest) return;
+  body.querySelector("tr:not([data-batch])")?.remove();
+  body.prepend(line(b));
 }
 
 async function more(reset) {

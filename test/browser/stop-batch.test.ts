@@ -24,6 +24,9 @@ const { call } = fx;
 describe("a batch stopped by an operator", () => {
   it("shows who paused it and why, and can be canceled from the console", async () => {
     const { page, stack } = fx;
+    // The submitter has the list of batches open when the batch comes in: it joins the list live.
+    await logInAt(page, `${stack.server.url}/#/batches`, "sam", "sam submits 123");
+    await page.locator("#batch-list tbody tr").first().waitFor();
     const lines = ["reference,from_account,to_account,amount,currency"];
     for (let i = 1; i <= 40; i++) lines.push(`STOPB-${i},ops-checking,vendor-ach,${10 + i}.00,USD`);
     const form = new FormData();
@@ -45,7 +48,11 @@ describe("a batch stopped by an operator", () => {
       byBreaker: false,
     });
 
-    await logInAt(page, `${stack.server.url}/#/batches/${batchId}`, "sam", "sam submits 123");
+    const listed = page.locator(`#batch-list tbody tr[data-batch="${batchId}"]`);
+    await expect.poll(() => listed.locator(".state-paused").count()).toBe(1);
+    expect(await listed.textContent()).toContain("stop-me.csv");
+    await screenshot(page, "stop-00-list-paused");
+    await listed.getByRole("link", { name: batchId }).click();
     await expect.poll(() => page.locator("#stop-banner").textContent()).toContain("Paused by ops-admin");
     expect(await page.locator("#stop-banner").textContent()).toContain("amounts look doubled");
     expect(await page.getByRole("button", { name: "Resume" }).isVisible()).toBe(true);
