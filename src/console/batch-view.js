@@ -859,6 +859,7 @@ export function updateBatch(b) {
   redraw($("progress-card"), progressCard(view.batch));
   if (before?.state !== b.state || before?.pause?.at !== b.pause?.at || !before?.canceled !== !b.canceled)
     void load(b.id);
+  else if (JSON.stringify(before?.ledger ?? null) !== JSON.stringify(b.ledger ?? null)) showLedger();
   // A new state (finished, paused, canceled) says something of every row: the table follows at once.
   if (before?.state !== b.state) rowsMoved(b.id, 0);
   else if (before?.done !== b.done) rowsMoved(b.id);

@@ -74,5 +74,13 @@ describe("a ledger check of rows behind their payments", () => {
     // The rows below follow too: the page read the batch anew after the check and saw rows move.
     await page.locator("#rows td", { hasText: "completed" }).first().waitFor({ timeout: 10_000 });
     await screenshot(page, "ledger-behind-02-matches");
+
+    // Another operator checks it again (through the API): the open page shows their check, unreloaded.
+    const checkedAt = () => page.locator("#ledger-summary time").getAttribute("datetime");
+    const shown = await checkedAt();
+    const again = await call("GET", `/api/v1/batches/${batchId}/audit`);
+    expect(again.status).toBe(200);
+    await expect.poll(checkedAt, { timeout: 15_000 }).not.toBe(shown);
+    expect(await page.locator("#ledger-summary").innerText()).toContain("matches");
   }, 120_000);
 });
