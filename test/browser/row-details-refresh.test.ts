@@ -142,13 +142,17 @@ describe("a row's details while its batch is sending", () => {
 
     // A download pressed while the progress moves is not lost: the page draws the progress anew
     // between the press and the release, and the link under the pointer stays the one pressed.
+    // The status line above the page ("Row 2: retried.") goes after a while and moves everything up:
+    // the press waits for it, or the pointer would be off the link when it is released.
+    await page.locator("#status").waitFor({ state: "hidden", timeout: 30_000 });
     const download = page.getByRole("link", { name: "Download the result (CSV)" });
     await download.scrollIntoViewIfNeeded();
     const box = (await download.boundingBox())!;
     const progressValue = async (): Promise<number> =>
       Number(await page.locator("progress").getAttribute("value"));
     const doneAtPress = await progressValue();
-    const downloaded = page.waitForEvent("download", { timeout: 30_000 });
+    // Longer than the wait for the progress below: the download comes only after the release.
+    const downloaded = page.waitForEvent("download", { timeout: 90_000 });
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
     await page.mouse.down();
     await expect.poll(progressValue, { timeout: 60_000, interval: 100 }).toBeGreaterThan(doneAtPress);
