@@ -143,7 +143,7 @@ async function drive(
       const body = Buffer.from(
         JSON.stringify({
           event: "api.limitation.updated",
-          messageId: `warm_${run}_${target.length}_${i}`,
+          messageId: `warm_${run}_${i}`,
           id: "ent_bench",
           entityId: "ent_bench",
           occurredAt: new Date().toISOString(),

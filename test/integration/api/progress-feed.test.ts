@@ -41,27 +41,28 @@ async function nextEvent(
   ms: number,
 ): Promise<Json | undefined> {
   const decoder = new TextDecoder();
-  const deadline = Date.now() + ms;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
   let text = "";
-  while (Date.now() < deadline) {
-    const read = await Promise.race([
-      reader.read(),
-      new Promise<undefined>((resolve) =>
-        setTimeout(() => resolve(undefined), Math.max(0, deadline - Date.now())),
-      ),
-    ]);
-    if (!read || read.done) break;
-    text += decoder.decode(read.value, { stream: true });
-    const events = text.split("\n\n");
-    text = events.pop() ?? "";
-    for (const event of events) {
-      const data = event.split("\n").find((l) => l.startsWith("data: "));
-      if (!event.startsWith("event: batch") || !data) continue;
-      const batch = JSON.parse(data.slice("data: ".length)) as Json;
-      if (batch.id === batchId && test(batch)) return batch;
+  try {
+    for (;;) {
+      const read = await Promise.race([reader.read(), expired]);
+      if (!read || read.done) return undefined;
+      text += decoder.decode(read.value, { stream: true });
+      const events = text.split("\n\n");
+      text = events.pop() ?? "";
+      for (const event of events) {
+        const data = event.split("\n").find((l) => l.startsWith("data: "));
+        if (!event.startsWith("event: batch") || !data) continue;
+        const batch = JSON.parse(data.slice("data: ".length)) as Json;
+        if (batch.id === batchId && test(batch)) return batch;
+      }
     }
+  } finally {
+    clearTimeout(timer);
   }
-  return undefined;
 }
 
 describe("the live feed", () => {
