@@ -879,9 +879,11 @@ function rowsMoved(id, waitMs = 3_000) {
   }
   view.rowsTimer = setTimeout(() => {
     view.rowsTimer = null;
-    if (view.id !== id) return;
+    const rows = $("rows-section");
+    // Another page, or another batch, is shown now: nothing to draw.
+    if (view.id !== id || !rows) return;
     // Under the reader's keyboard: not now, nor forgotten (the batch may have nothing left to move).
-    if ($("rows-section")?.contains(document.activeElement)) rowsMoved(id);
+    if (rows.contains(document.activeElement)) rowsMoved(id);
     else loadRows(currentRoute().query, true).catch(() => {});
   }, waitMs);
 }
