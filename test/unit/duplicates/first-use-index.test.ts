@@ -51,4 +51,33 @@ describe("FirstUseIndex", () => {
     expect(index.record("many-4321", 9)).toEqual({ firstRow: 4331, firstNote: "note-4321", occurrence: 2 });
     expect(index.record("k1", 7).occurrence).toBe(4);
   });
+
+  it("keeps keys and notes exact across pages, a key longer than a page included", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.string({ maxLength: 40 }), fc.option(fc.string({ maxLength: 30 }))), {
+          maxLength: 2000,
+        }),
+        (uses) => {
+          // Pages of 32 bytes: most entries end a page, and many do not fit one.
+          const index = new FirstUseIndex(32);
+          const firsts = new Map<string, { row: number; note: string | undefined; n: number }>();
+          uses.forEach(([key, note], i) => {
+            const row = i + 2;
+            const first = firsts.get(key) ?? { row, note: note ?? undefined, n: 0 };
+            first.n++;
+            firsts.set(key, first);
+            expect(index.record(key, row, note ?? undefined)).toEqual({
+              firstRow: first.row,
+              // An empty note is kept as none: the first use answers what it was given.
+              firstNote: first.n === 1 || first.note !== "" ? first.note : undefined,
+              occurrence: first.n,
+            });
+          });
+          expect(index.size).toBe(firsts.size);
+        },
+      ),
+      { numRuns: 50 },
+    );
+  });
 });
