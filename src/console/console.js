@@ -4,7 +4,7 @@
 import { renderAudit } from "./audit-view.js";
 import { renderBatch, updateBatch } from "./batch-view.js";
 import { renderBatches, updateBatchLine } from "./batches-view.js";
-import { $, api, currentRoute, go, may, say, session, takeNextMessage } from "./lib.js";
+import { $, api, currentRoute, go, may, say, sayingError, session, takeNextMessage } from "./lib.js";
 import { renderReference } from "./reference-view.js";
 import { renderUpload } from "./upload-view.js";
 
@@ -35,7 +35,7 @@ async function route() {
   // change of filters clears an error, which was about the action before it.
   const message = takeNextMessage();
   if (message) say(message.text, message.isError);
-  else if (fresh || $("status").classList.contains("error")) say("");
+  else if (fresh || sayingError()) say("");
   for (const a of document.querySelectorAll("nav a[href^='#/']")) {
     const current = a.getAttribute("href").slice(2) === name;
     if (current) a.setAttribute("aria-current", "page");
@@ -80,6 +80,7 @@ async function start() {
     await api("/api/v1/session", { method: "DELETE" }).catch(() => {});
     window.location.assign("/login");
   });
+  $("status-close").addEventListener("click", () => say(""));
   // The skip link moves focus to the page without changing the address (which is the route).
   $("skip").addEventListener("click", (e) => {
     e.preventDefault();

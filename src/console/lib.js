@@ -49,16 +49,20 @@ export const may = (permission) => session.me?.permissions.includes(permission) 
 let sayTimer;
 /**
  * The status line: what just happened. A message clears on the next page change and after a while;
- * an error stays until the next action, so it can be read.
+ * an error stays until the next action or until dismissed, so it can be read. It floats over the
+ * page (console.css), so its coming and going never moves what the reader is about to click.
  */
 export function say(text, isError = false) {
-  const s = $("status");
+  const box = $("status-box");
   clearTimeout(sayTimer);
-  s.replaceChildren(...(Array.isArray(text) ? text : [text]));
-  s.classList.toggle("error", isError);
-  s.hidden = !text || (Array.isArray(text) && text.length === 0);
+  $("status").replaceChildren(...(Array.isArray(text) ? text : [text]));
+  box.classList.toggle("error", isError);
+  box.hidden = !text || (Array.isArray(text) && text.length === 0);
   if (text && !isError) sayTimer = setTimeout(() => say(""), 15_000);
 }
+
+/** Whether the status line shows an error (a change of filters clears it). */
+export const sayingError = () => $("status-box").classList.contains("error");
 
 export class ApiCallError extends Error {
   constructor(message, code, body, status) {

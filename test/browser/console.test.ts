@@ -122,6 +122,12 @@ describe("the console", () => {
     await failed.locator("input.pick").check();
     await page.getByRole("button", { name: "Retry selected rows" }).click();
     await expect.poll(() => page.locator("#status").textContent()).toContain(`Retrying row(s) ${rowNumber}`);
+    // The status line floats over the page: when it goes, nothing under the reader's pointer moves.
+    const pageTop = async (): Promise<number> => (await page.locator("#page").boundingBox())!.y;
+    const topWhileSaid = await pageTop();
+    await page.locator("#status-box").getByRole("button", { name: "Dismiss" }).click();
+    await page.locator("#status").waitFor({ state: "hidden" });
+    expect(await pageTop()).toBe(topWhileSaid);
     await page.goto(`${consoleUrl}/#/batches/${batchId}/rows/${rowNumber}?q=PAY-2404-022`);
     await expect
       .poll(
