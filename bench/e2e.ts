@@ -258,6 +258,7 @@ async function runOnce(workerCount: number, bare: BareFigures | undefined): Prom
     const countsBefore = await requestCounts(sandbox);
 
     const commandsBefore = commandCalls(await probe.info("commandstats"));
+    const bytesBefore = netBytes(await probe.info("stats"));
     const cpuBefore = await Promise.all([
       ...procs.map((p) => cpuSecondsOf(p.child.pid)),
       cpuSecondsOf(redis.pid),
@@ -299,6 +300,7 @@ async function runOnce(workerCount: number, bare: BareFigures | undefined): Prom
       await sleep(500);
     }
     const commandsAfter = commandCalls(await probe.info("commandstats"));
+    const bytesAfter = netBytes(await probe.info("stats"));
     const cpuAfter = await Promise.all([
       ...procs.map((p) => cpuSecondsOf(p.child.pid)),
       cpuSecondsOf(redis.pid),
@@ -392,6 +394,10 @@ async function runOnce(workerCount: number, bare: BareFigures | undefined): Prom
         .map(([cmd, n]) => `${cmd} ${n.toFixed(2)}`)
         .join(", ")}`,
     );
+    say(
+      `          ${fmt((bytesAfter.sent - bytesBefore.sent) / ROWS)} bytes sent to Redis per row, ` +
+        `${fmt((bytesAfter.received - bytesBefore.received) / ROWS)} received`,
+    );
     // CPU per 1,000 rows from submit to the end (the load of other processes on the machine does not
     // inflate it the way it inflates wall time).
     const cpuNames = [...procs.map((p) => p.name), "redis-server"];
@@ -447,6 +453,12 @@ function commandCalls(info: string): Map<string, number> {
   const calls = new Map<string, number>();
   for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(m[1]!, Number(m[2]));
   return calls;
+}
+
+/** Bytes Redis read from and wrote to its clients so far (INFO stats), seen from the clients' side. */
+function netBytes(info: string): { sent: number; received: number } {
+  const read = (field: string) => Number(new RegExp(`^${field}:(\\d+)`, "m").exec(info)?.[1] ?? 0);
+  return { sent: read("total_net_input_bytes"), received: read("total_net_output_bytes") };
 }
 
 interface BenchRedis {
