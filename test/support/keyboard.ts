@@ -1,7 +1,8 @@
 /**
  * Keyboard-only steps of the browser tests: Tab (or Shift+Tab) to a control, checking on the way that
  * the focus is visible where it lands (the control's own ring, or its label's for a hidden file
- * picker), as a person who cannot use a mouse needs it.
+ * picker) and that no control it passes hides under the status line floating at the window's foot,
+ * as a person who cannot use a mouse needs it.
  */
 import type { FileChooser, Page } from "playwright-core";
 import { expect } from "vitest";
@@ -18,11 +19,27 @@ export async function focusVisible(page: Page): Promise<boolean> {
   })()`)) as boolean;
 }
 
+/**
+ * Whether the focused element is clear of the status line (when one shows): not under it, unless it is
+ * one of the line's own controls or sits in a dialog, which is drawn above everything.
+ */
+export async function focusClearOfStatus(page: Page): Promise<boolean> {
+  return (await page.evaluate(`(() => {
+    const line = document.getElementById("status-box");
+    const a = document.activeElement;
+    if (!line || line.hidden || !a || a === document.body || line.contains(a) || a.closest("dialog")) return true;
+    const f = a.getBoundingClientRect();
+    const s = line.getBoundingClientRect();
+    return f.bottom <= s.top || f.top >= s.bottom || f.right <= s.left || f.left >= s.right;
+  })()`)) as boolean;
+}
+
 /** Presses Tab (`back`: Shift+Tab) until the focused element matches `selector`; fails when it never does. */
 export async function tabTo(page: Page, selector: string, options: { max?: number; back?: boolean } = {}) {
   const key = options.back ? "Shift+Tab" : "Tab";
   for (let i = 0; i < (options.max ?? 80); i++) {
     await page.keyboard.press(key);
+    expect(await focusClearOfStatus(page), "the focus is not under the status line").toBe(true);
     if (await page.evaluate(`document.activeElement?.matches(${JSON.stringify(selector)}) ?? false`)) {
       expect(await focusVisible(page), `focus ring on ${selector}`).toBe(true);
       return;
