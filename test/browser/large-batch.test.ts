@@ -19,9 +19,9 @@ const ROWS = 20_000;
 const fx = useConsoleStack({
   label: "console-large",
   clock: { toInProgressMs: 200, toFinalMs: 400 },
-  // Two payments at a time: the batch takes minutes to send, so it is still sending when the page
-  // reads its rate, however long a busy machine takes to show the page (at eight at a time every row
-  // had been sent by then once).
+  // Two payments at a time, each answered after a delay (set once the sheet is validated): the batch
+  // takes minutes to send, so it is still sending when the page reads its rate, on a fast machine as on
+  // a busy one (at eight at a time, or two without the delay, every row had been sent by then once).
   concurrency: 2,
   reconcile: { sweepEveryMs: 1000, staleAfterMs: 1000 },
   users: { ops: ["admin", "ops runs payouts 1"] },
@@ -94,6 +94,8 @@ describe("the console at 20,000 rows", () => {
     expect(await text("#validation-summary")).toContain("20,000 rows: 20,000 valid, 0 invalid");
     await screenshot(page, "large-02-corrected");
 
+    // At most 2 / 15 ms = 133 payments a second: 20,000 rows take two and a half minutes or more.
+    stack.sandbox.setFaults({ latencyMs: 15 });
     await page.getByRole("button", { name: /^Submit \(nothing is paid/ }).click();
     await page.getByRole("button", { name: "Submit", exact: true }).click();
     await expect.poll(() => page.url(), { timeout: 120_000 }).toMatch(/#\/batches\/b/);
