@@ -309,9 +309,16 @@ async function runOnce(workerCount: number, bare: BareFigures | undefined): Prom
     const rowsPerSec = (ROWS / totalMs) * 1000;
     const progress = await store.progress(batchId!);
     // The worker holds the finished batch against the ledger (payouts audit) right after it wrote the
-    // final result file: its reads and CPU are counted apart from the batch's.
-    const countsAtFinish = await requestCounts(sandbox);
+    // final result file: its reads and CPU are counted apart from the batch's. The audit's first pages
+    // can be read before this process gets to ask the sandbox for its counts, so the counts are taken
+    // once the audit is done and its pages (the worker logs them) taken off.
     for (let waited = 0; ledgerLine === undefined && waited < 120_000; waited += 250) await sleep(250);
+    const countsAfterAudit = await requestCounts(sandbox);
+    const countsAtFinish: Record<string, number> | undefined = countsAfterAudit && {
+      ...countsAfterAudit,
+      list: (countsAfterAudit.list ?? 0) - reads.auditPages,
+      total: (countsAfterAudit.total ?? 0) - reads.auditPages,
+    };
     const auditMs = performance.now() - finishedAt!;
     const cpuAfterAudit = await Promise.all([
       ...procs.map((p) => cpuSecondsOf(p.child.pid)),
@@ -345,7 +352,7 @@ async function runOnce(workerCount: number, bare: BareFigures | undefined): Prom
       );
     }
     if (countsBefore && countsAtFinish) {
-      // Until the batch finished (the audit's reads come after, below).
+      // The batch's own requests (the audit's are below).
       const count = (kind: string) => (countsAtFinish[kind] ?? 0) - (countsBefore[kind] ?? 0);
       const per = (kind: string) => count(kind) / ROWS;
       const kinds = ["create", "get", "list", "quote", "other", "rateLimited"];
