@@ -4,7 +4,7 @@
  * checks need, kept exact and compact. A `Map<string, number>` costs about 90 bytes per
  * reference (the entry and a string object), 90 MB for a 1,000,000-row sheet; here the references'
  * UTF-8 bytes (then the note's) go one after another into pages of bytes and the rest lives in typed
- * arrays (24 bytes per key, and the open-addressing slots), so `payouts validate` and `payouts submit`
+ * arrays (25 bytes per key, and the open-addressing slots), so `payouts validate` and `payouts submit`
  * of a 1M-row sheet stay within their memory budget. The pages are filled and never copied, and the
  * arrays grow by half: a buffer doubled and copied as it fills holds up to three times what it keeps
  * while it grows. Pure: no I/O.
@@ -33,6 +33,8 @@ export class FirstUseIndex {
   private noteLengths: Uint32Array = new Uint32Array(this.capacity);
   private firstRows: Uint32Array = new Uint32Array(this.capacity);
   private counts: Uint32Array = new Uint32Array(this.capacity);
+  /** A byte of each key's hash: a probe compares a key's bytes only when it matches (255 in 256 do not). */
+  private tags: Uint8Array = new Uint8Array(this.capacity);
   private count = 0;
   /** Open addressing: slot → entry index + 1 (0 is empty); at most half full. */
   private slots = new Uint32Array(2048);
@@ -64,19 +66,21 @@ export class FirstUseIndex {
       this.scratch = Buffer.alloc((keyLength + noteLength) * 2);
     this.scratch.write(key, 0, "utf8");
     const mask = this.slots.length - 1;
-    let slot = fnv1a(this.scratch, 0, keyLength) & mask;
+    const hash = fnv1a(this.scratch, 0, keyLength);
+    const tag = hash >>> 24;
+    let slot = hash & mask;
     for (;;) {
       const entry = this.slots[slot]!;
       if (entry === EMPTY) break;
       const i = entry - 1;
-      if (this.keyLengths[i] === keyLength && this.sameKey(i, keyLength)) {
+      if (this.tags[i] === tag && this.keyLengths[i] === keyLength && this.sameKey(i, keyLength)) {
         this.counts[i] = this.counts[i]! + 1;
         return { firstRow: this.firstRows[i]!, firstNote: this.noteOf(i), occurrence: this.counts[i]! };
       }
       slot = (slot + 1) & mask;
     }
     if (note !== undefined) this.scratch.write(note, keyLength, "utf8");
-    this.append(keyLength, noteLength, rowNumber);
+    this.append(keyLength, noteLength, tag, rowNumber);
     this.slots[slot] = this.count;
     if (this.count * 2 > this.slots.length) this.rehash();
     return { firstRow: rowNumber, firstNote: note, occurrence: 1 };
@@ -94,7 +98,7 @@ export class FirstUseIndex {
     return this.pages[this.pageOf[entry]!]!.toString("utf8", from, from + length);
   }
 
-  private append(keyLength: number, noteLength: number, rowNumber: number): void {
+  private append(keyLength: number, noteLength: number, tag: number, rowNumber: number): void {
     const length = keyLength + noteLength;
     const last = this.pages.length - 1;
     if (last < 0 || this.used + length > this.pages[last]!.length) {
@@ -109,18 +113,20 @@ export class FirstUseIndex {
     this.noteLengths[this.count] = noteLength;
     this.firstRows[this.count] = rowNumber;
     this.counts[this.count] = 1;
+    this.tags[this.count] = tag;
     this.used += length;
     this.count++;
   }
 
   private growEntries(): void {
     this.capacity = Math.ceil(this.capacity * 1.5);
-    this.pageOf = grow(this.pageOf, this.capacity);
-    this.offsets = grow(this.offsets, this.capacity);
-    this.keyLengths = grow(this.keyLengths, this.capacity);
-    this.noteLengths = grow(this.noteLengths, this.capacity);
-    this.firstRows = grow(this.firstRows, this.capacity);
-    this.counts = grow(this.counts, this.capacity);
+    this.pageOf = grow(this.pageOf, new Uint32Array(this.capacity));
+    this.offsets = grow(this.offsets, new Uint32Array(this.capacity));
+    this.keyLengths = grow(this.keyLengths, new Uint32Array(this.capacity));
+    this.noteLengths = grow(this.noteLengths, new Uint32Array(this.capacity));
+    this.firstRows = grow(this.firstRows, new Uint32Array(this.capacity));
+    this.counts = grow(this.counts, new Uint32Array(this.capacity));
+    this.tags = grow(this.tags, new Uint8Array(this.capacity));
   }
 
   /** Twice the slots; each key's hash is taken again from its stored bytes (rare: a doubling). */
@@ -136,8 +142,7 @@ export class FirstUseIndex {
   }
 }
 
-function grow(from: Uint32Array, length: number): Uint32Array {
-  const to = new Uint32Array(length);
+function grow<T extends Uint32Array | Uint8Array>(from: T, to: T): T {
   to.set(from);
   return to;
 }
