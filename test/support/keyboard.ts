@@ -23,7 +23,7 @@ export async function focusVisible(page: Page): Promise<boolean> {
  * Whether the focused element is clear of the status line (when one shows): not under it, unless it is
  * one of the line's own controls or sits in a dialog, which is drawn above everything.
  */
-export async function focusClearOfStatus(page: Page): Promise<boolean> {
+async function focusClearOfStatus(page: Page): Promise<boolean> {
   return (await page.evaluate(`(() => {
     const line = document.getElementById("status-box");
     const a = document.activeElement;
