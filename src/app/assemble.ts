@@ -16,12 +16,12 @@ import { type AppConfig, ConfigError, requireApi } from "../config/index.js";
 import { auditAndRecord } from "../ledger-audit/index.js";
 import type { LogSink } from "../logging/index.js";
 import {
+  countPaymentOutcome,
   countReturnedRow,
   Registry,
   registerStateGauges,
   serviceRequestHooks,
   startMetricsServer,
-  watchPaymentWorker,
 } from "../metrics/index.js";
 import {
   batchFinishedHandler,
@@ -201,6 +201,7 @@ async function startPayments(a: Assembly): Promise<() => PayoutsClient> {
     ...services.pipeline,
     client: client(),
     concurrency: config.workerConcurrency,
+    onRowOutcome: countPaymentOutcome,
     ...(options.lockMs !== undefined
       ? { lockDurationMs: options.lockMs, stalledIntervalMs: options.lockMs }
       : {}),
@@ -290,7 +291,6 @@ async function startReconcile(a: Assembly, client: () => PayoutsClient): Promise
 /** Prometheus: process metrics, payments by outcome, service latency, queue depth, rows by state. */
 async function startMetrics(a: Assembly): Promise<void> {
   const payments = a.services.payments!;
-  watchPaymentWorker(payments.worker);
   const registry = new Registry();
   registerStateGauges(registry, {
     redis: payments.pipeline.redis,

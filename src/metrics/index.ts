@@ -4,7 +4,7 @@
  * request latency); each HTTP server adds its own registry (webhook deliveries, request latency) and
  * a collector for queue depth and row counts (`registerStateGauges`).
  *
- *   payouts_payments_total{outcome}                          payment jobs by outcome (worker)
+ *   payouts_payments_total{outcome}                          rows' payment tries by outcome (worker)
  *   payouts_service_request_duration_seconds{method,route,status}  calls to the Payouts Service
  *   payouts_webhook_deliveries_total{outcome}                webhook deliveries (server)
  *   payouts_http_request_duration_seconds{method,route,status}     our own HTTP API (server)
@@ -12,11 +12,10 @@
  *   payouts_rows{state}                                      rows of unfinished batches by state
  *   payouts_rows_returned_total                              rows whose completed payment came back (worker)
  */
-import type { Queue, Worker } from "bullmq";
+import type { Queue } from "bullmq";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { ROW_STATES, redisLayout } from "../batches/index.js";
 import type { RequestHooks } from "../payouts-api/index.js";
-import { isJobGivenUp } from "../pipeline/index.js";
 import type { RedisClient } from "../redis/index.js";
 
 export const processRegistry = new Registry();
@@ -26,7 +25,7 @@ export const PROMETHEUS_CONTENT_TYPE = processRegistry.contentType;
 
 const paymentsTotal = new Counter({
   name: "payouts_payments_total",
-  help: "Payment jobs by outcome: created, adopted, rejected, error, skipped, retrying (a try failed and will run again).",
+  help: "Rows' payment tries by outcome: created, adopted, rejected, error, skipped, retrying (a try failed and will run again).",
   labelNames: ["outcome"] as const,
   registers: [processRegistry],
 });
@@ -70,18 +69,9 @@ export function serviceRequestHooks(): RequestHooks {
   };
 }
 
-/** Counts each payment job's outcome as the worker reports it. */
-export function watchPaymentWorker(worker: Worker): void {
-  worker.on("completed", (_job, result: unknown) => {
-    const r = result as { outcome?: string; how?: string } | undefined;
-    const outcome = r?.outcome === "paid" ? (r.how ?? "created") : (r?.outcome ?? "unknown");
-    paymentsTotal.inc({ outcome });
-  });
-  worker.on("failed", (job, err) => {
-    // A failure without its job (BullMQ's rare case) cannot be retried by us either: counted as final.
-    const final = job === undefined || isJobGivenUp(job, err);
-    paymentsTotal.inc({ outcome: final ? "error" : "retrying" });
-  });
+/** Counts one row's try by its outcome (the payment worker's `onRowOutcome`). */
+export function countPaymentOutcome(outcome: string): void {
+  paymentsTotal.inc({ outcome });
 }
 
 /**

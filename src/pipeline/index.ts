@@ -16,16 +16,23 @@ export {
   createPaymentQueue,
   PAYMENT_QUEUE_NAME,
   type PaymentJobData,
+  type PaymentRowRef,
   paymentJobOptions,
+  paymentJobsFor,
   paymentQueueEnqueuer,
   QUEUE_EVENTS_KEPT,
   quietQueue,
+  ROWS_PER_JOB,
+  rowsOfJob,
 } from "./payment-queue.js";
 export {
   closeWorkerWithin,
   createPaymentWorker,
   isJobGivenUp,
+  type PaymentJobResult,
+  PaymentRowsError,
   type PaymentWorkerOptions,
+  type RowTryOutcome,
 } from "./payment-worker.js";
 export {
   createWorkerClient,

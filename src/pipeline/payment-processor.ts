@@ -60,7 +60,7 @@ import {
 } from "../row-identity/index.js";
 import { createAttachmentUploader } from "./attachment-upload.js";
 import { bodyHash, needsFxQuote, paymentBodyFor } from "./payment-body.js";
-import type { PaymentJobData } from "./payment-queue.js";
+import type { PaymentRowRef } from "./payment-queue.js";
 import { RowOutcomeError } from "./row-outcome-error.js";
 
 export { RowOutcomeError };
@@ -247,7 +247,7 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
 
   /** Step 1: the row and its batch, or why this job has nothing to do. */
   async function loadRun(
-    data: PaymentJobData,
+    data: PaymentRowRef,
   ): Promise<{ batch: BatchRecord; row: RowRecord } | { skipped: ProcessResult }> {
     const [batch, row] = await Promise.all([batchOf(data.batchId), store.getRow(data.batchId, data.rowKey)]);
     // A missing batch or row means Redis lost it: `payouts recover` rebuilds and re-enqueues it.
@@ -527,7 +527,7 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
   }
 
   /** Processes one job (see the module comment for the steps). */
-  async function process(data: PaymentJobData, run: JobRun): Promise<ProcessResult> {
+  async function process(data: PaymentRowRef, run: JobRun): Promise<ProcessResult> {
     const loaded = await loadRun(data);
     if ("skipped" in loaded) return loaded.skipped;
     try {

@@ -1,8 +1,14 @@
 /**
- * The payments queue: one BullMQ job per row attempt. The job id is the row's Idempotency-Key (a UUID:
- * never digits only, never a `:`), so adding a row twice while its job exists is a no-op; the job data
- * is only the row's coordinates, and the worker reads everything else from the row in Redis.
+ * The payments queue: a BullMQ job pays a few rows of one batch ({@link ROWS_PER_JOB}), each row
+ * still on its own: its own send fence, Idempotency-Key and outcome. A job of one row has the row's
+ * Idempotency-Key as its id (a UUID: never digits only, never a `:`); a job of several rows has an id
+ * made from all their keys. Either way adding the same rows twice while their job exists is a no-op.
+ * The job data is only the rows' coordinates; the worker reads everything else from the rows in Redis.
+ *
+ * Why several rows a job: a BullMQ job costs about as much CPU (in the worker and in Redis) as the
+ * rest of a row's bookkeeping together; a job carrying a handful of rows pays that once for all.
  */
+import { createHash } from "node:crypto";
 import { type JobsOptions, type KeepJobs, Queue } from "bullmq";
 import type { RowEnqueuer, RowJobRequest } from "../batches/index.js";
 import { DEFAULT_JOB_RETRY_SETTINGS, type JobRetrySettings, jobRetryOptions } from "../payouts-api/index.js";
@@ -10,10 +16,66 @@ import type { RedisClient } from "../redis/index.js";
 
 export const PAYMENT_QUEUE_NAME = "payments";
 
+/**
+ * A payment job: the first row's coordinates, and the further rows of the same batch it pays. (The
+ * first row in the fields of a job of one row, which is all a job was before jobs carried rows.)
+ */
 export interface PaymentJobData {
   batchId: string;
   rowKey: string;
   attempt: number;
+  /** Further rows of the batch: `[rowKey, attempt]` each. */
+  more?: [string, number][];
+}
+
+/** One row a payment job pays. */
+export interface PaymentRowRef {
+  batchId: string;
+  rowKey: string;
+  attempt: number;
+}
+
+/**
+ * Rows a job carries at most. Enough to spread a job's cost thin (beyond it the saving is small);
+ * few enough that a job's retry (which re-reads its paid rows and passes them over) stays cheap.
+ */
+export const ROWS_PER_JOB = 16;
+
+/** The rows a job pays, in its order. */
+export function rowsOfJob(data: PaymentJobData): PaymentRowRef[] {
+  const rows: PaymentRowRef[] = [{ batchId: data.batchId, rowKey: data.rowKey, attempt: data.attempt }];
+  for (const [rowKey, attempt] of data.more ?? []) rows.push({ batchId: data.batchId, rowKey, attempt });
+  return rows;
+}
+
+/**
+ * The rows as jobs: consecutive rows of one batch share a job, up to {@link ROWS_PER_JOB}. A job of
+ * one row is that row's Idempotency-Key; a job of more is named by all of theirs, so the same rows
+ * make the same job and other rows (some of the same ones, say) another.
+ */
+export function paymentJobsFor(
+  rows: readonly RowJobRequest[],
+  rowsPerJob = ROWS_PER_JOB,
+): { data: PaymentJobData; jobId: string }[] {
+  const jobs: { data: PaymentJobData; jobId: string }[] = [];
+  for (let i = 0; i < rows.length; ) {
+    const first = rows[i]!;
+    let end = i + 1;
+    while (end < rows.length && end - i < rowsPerJob && rows[end]!.batchId === first.batchId) end++;
+    const data: PaymentJobData = { batchId: first.batchId, rowKey: first.rowKey, attempt: first.attempt };
+    let jobId = first.jobId;
+    if (end - i > 1) {
+      const group = rows.slice(i, end);
+      data.more = group.slice(1).map((r): [string, number] => [r.rowKey, r.attempt]);
+      const digest = createHash("sha256")
+        .update(group.map((r) => r.jobId).join(","))
+        .digest("base64url");
+      jobId = `rows-${digest.slice(0, 32)}`;
+    }
+    jobs.push({ data, jobId });
+    i = end;
+  }
+  return jobs;
 }
 
 /** BullMQ's key prefix under the store's prefix, so one prefix isolates a whole installation or test. */
@@ -71,9 +133,10 @@ export function quietQueue<Q extends Queue>(queue: Q): Q {
 
 /**
  * Adds rows to the queue with `addBulk` (the caller chunks, ~1000 at a time); its backlog is what the
- * batches' feeds keep under `window` (src/batches/batch-feeder.ts): the jobs not started yet, waiting
- * (also paused or prioritized) or delayed (a retry's backoff, a job handed back), since those are what
- * holds Redis memory while the workers catch up (a paused queue keeps its jobs in `wait` in BullMQ 6). Active jobs are left out: they are bounded by the
+ * batches' feeds keep under `window` rows (src/batches/batch-feeder.ts): the jobs not started yet,
+ * waiting (also paused or prioritized) or delayed (a retry's backoff, a job handed back), since those
+ * are what holds Redis memory while the workers catch up (a paused queue keeps its jobs in `wait` in
+ * BullMQ 6), each counted as a full job of rows. Active jobs are left out: they are bounded by the
  * workers' concurrency, and counting them would starve workers when the window is smaller.
  */
 export function paymentQueueEnqueuer(
@@ -84,15 +147,11 @@ export function paymentQueueEnqueuer(
   const opts = paymentJobOptions(settings);
   return {
     window,
-    backlog: () => queue.getJobCountByTypes("wait", "prioritized", "delayed"),
-    async enqueue(jobs: readonly RowJobRequest[]): Promise<void> {
-      if (jobs.length === 0) return;
+    backlog: async () => ROWS_PER_JOB * (await queue.getJobCountByTypes("wait", "prioritized", "delayed")),
+    async enqueue(rows: readonly RowJobRequest[]): Promise<void> {
+      if (rows.length === 0) return;
       await queue.addBulk(
-        jobs.map((j) => ({
-          name: "payment",
-          data: { batchId: j.batchId, rowKey: j.rowKey, attempt: j.attempt },
-          opts: { ...opts, jobId: j.jobId },
-        })),
+        paymentJobsFor(rows).map(({ data, jobId }) => ({ name: "payment", data, opts: { ...opts, jobId } })),
       );
     },
   };

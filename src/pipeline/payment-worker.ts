@@ -1,17 +1,56 @@
 /**
- * The BullMQ side of the payment worker: concurrency, 429 handling (`worker.rateLimit` +
- * `Worker.RateLimitError()`), `UnrecoverableError` for rows that must not
- * retry, a job handed back (same key, no try used) when shutdown cut its request, and a bounded
- * graceful close. The work itself is in payment-processor.ts; the run's job lock goes with it to the
- * send fence.
+ * The BullMQ side of the payment worker: a job pays its rows (payment-queue.ts) side by side, at most
+ * `concurrency` rows of the process in flight; 429 handling (`worker.rateLimit` +
+ * `Worker.RateLimitError()`), `UnrecoverableError` for rows that must not retry, a job handed back
+ * (same keys, no try used) when shutdown cut a request, and a bounded graceful close. The work itself
+ * is in payment-processor.ts, one row at a time; the run's job lock goes with each row to its send
+ * fence.
+ *
+ * A job's rows share its tries: when a row's try fails and may be retried, the whole job runs again
+ * after its backoff, and its rows already paid (or ended) are passed over by the processor, which
+ * reads each row first. So every row gets as many tries as a job has, never more.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { DelayedError, type Job, UnrecoverableError, Worker } from "bullmq";
+import pLimit from "p-limit";
+import { PayoutsError } from "../errors/index.js";
 import type { LogSink } from "../logging/index.js";
-import { isRateLimited } from "../payouts-api/index.js";
+import { isRateLimited, type PayoutsApiError } from "../payouts-api/index.js";
 import type { RedisClient } from "../redis/index.js";
 import { HandBackError, type PaymentProcessor, type ProcessResult } from "./payment-processor.js";
-import { bullPrefix, PAYMENT_JOBS_KEPT, PAYMENT_QUEUE_NAME, type PaymentJobData } from "./payment-queue.js";
+import {
+  bullPrefix,
+  PAYMENT_JOBS_KEPT,
+  PAYMENT_QUEUE_NAME,
+  type PaymentJobData,
+  type PaymentRowRef,
+  ROWS_PER_JOB,
+  rowsOfJob,
+} from "./payment-queue.js";
+
+/** What became of one row's try: how it was paid, or why not; `retrying` when its job runs again. */
+export type RowTryOutcome = "created" | "adopted" | "skipped" | "rejected" | "error" | "retrying";
+
+/** A finished job's value: its rows counted by outcome. */
+export type PaymentJobResult = Partial<Record<RowTryOutcome, number>>;
+
+/**
+ * Some rows of a job failed a try that may be retried: the job runs again (using up one of its
+ * tries). Carries the rows, so a job given up marks exactly those (see `createPaymentWorker`).
+ */
+export class PaymentRowsError extends PayoutsError {
+  override readonly name = "PaymentRowsError";
+  constructor(
+    readonly rows: readonly PaymentRowRef[],
+    override readonly cause: unknown,
+  ) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super("PAYMENT_ROWS_FAILED", rows.length === 1 ? why : `${rows.length} rows: ${why}`, {
+      kind: cause instanceof PayoutsError ? cause.kind : "unavailable",
+      cause,
+    });
+  }
+}
 
 export interface PaymentWorkerOptions {
   /** A connection with `maxRetriesPerRequest: null` (BullMQ requires it). Not closed by the worker. */
@@ -19,7 +58,7 @@ export interface PaymentWorkerOptions {
   /** The store's key prefix; the queue lives under `<prefix>:bull`. */
   prefix: string;
   processor: PaymentProcessor;
-  /** Jobs processed at the same time in this process. */
+  /** Rows paid at the same time in this process (a job carries several). */
   concurrency: number;
   /** Job lock; a crashed worker's jobs run again this long after it died. Default 30 000 ms. */
   lockDurationMs?: number;
@@ -31,6 +70,8 @@ export interface PaymentWorkerOptions {
   defaultRateLimitWaitMs?: number;
   /** How long a job handed back at shutdown waits before it may run again. Default 1000 ms. */
   handBackDelayMs?: number;
+  /** Told every row's outcome as its try ends (metrics count them). */
+  onRowOutcome?: (outcome: RowTryOutcome) => void;
   logger?: LogSink;
 }
 
@@ -49,42 +90,96 @@ export function isJobGivenUp(
   return exhausted || err instanceof UnrecoverableError || job.deferredFailure !== undefined;
 }
 
-export function createPaymentWorker(options: PaymentWorkerOptions): Worker<PaymentJobData, ProcessResult> {
+/** A row's try as it ended: its result, or what it threw. */
+type RowTry = { row: PaymentRowRef; result: ProcessResult } | { row: PaymentRowRef; err: unknown };
+
+function outcomeOf(t: RowTry, isLastTry: boolean): RowTryOutcome {
+  if ("err" in t) {
+    const again = !isLastTry || isRateLimited(t.err) || t.err instanceof HandBackError;
+    return again ? "retrying" : "error";
+  }
+  const r = t.result;
+  return r.outcome === "paid" ? r.how : r.outcome;
+}
+
+export function createPaymentWorker(options: PaymentWorkerOptions): Worker<PaymentJobData, PaymentJobResult> {
   const { processor, logger } = options;
   const lockDuration = options.lockDurationMs ?? 30_000;
-  const worker: Worker<PaymentJobData, ProcessResult> = new Worker<PaymentJobData, ProcessResult>(
+  // Rows in flight in this process, whatever job they belong to; one job more than the rows need
+  // keeps them busy while a job waits on its slowest row.
+  const inFlight = pLimit(Math.max(1, options.concurrency));
+  const jobsAtOnce = Math.ceil(Math.max(1, options.concurrency) / ROWS_PER_JOB) + 1;
+
+  async function runJob(
+    job: Job<PaymentJobData, PaymentJobResult>,
+    token?: string,
+  ): Promise<PaymentJobResult> {
+    const isLastTry = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    const lock = token ? { key: `${job.queueQualifiedName}:${job.id}:lock`, token } : undefined;
+    const tries = await Promise.all(
+      rowsOfJob(job.data).map((row) =>
+        inFlight(async (): Promise<RowTry> => {
+          try {
+            return { row, result: await processor.process(row, { isLastTry, lock }) };
+          } catch (err) {
+            return { row, err };
+          }
+        }),
+      ),
+    );
+    const result: PaymentJobResult = {};
+    for (const t of tries) {
+      const outcome = outcomeOf(t, isLastTry);
+      result[outcome] = (result[outcome] ?? 0) + 1;
+      options.onRowOutcome?.(outcome);
+    }
+    const failed = tries.filter((t): t is Extract<RowTry, { err: unknown }> => "err" in t);
+    if (failed.some((t) => t.err instanceof HandBackError)) {
+      // Shutdown cut a request: the job runs again later under the same keys, its try not used up.
+      // Should this move fail too (Redis going away), the lock expires and the job runs again as a
+      // stalled one: either way nothing about the rows changes.
+      await job.moveToDelayed(Date.now() + (options.handBackDelayMs ?? 1000), token);
+      throw new DelayedError();
+    }
+    const limited = failed.filter((t) => isRateLimited(t.err));
+    if (limited.length > 0) {
+      // Pause the whole queue for as long as the service asked.
+      const waits = limited.map(
+        (t) => (t.err as PayoutsApiError).retryAfterMs ?? options.defaultRateLimitWaitMs ?? 1000,
+      );
+      await worker.rateLimit(Math.max(...waits));
+    }
+    const retried = failed.filter((t) => !isRateLimited(t.err));
+    if (retried.length > 0)
+      throw new PaymentRowsError(
+        failed.map((t) => t.row),
+        retried[0]!.err,
+      );
+    // Only 429s: the job runs again without using up a try.
+    if (limited.length > 0) throw Worker.RateLimitError();
+    const ended = tries.flatMap((t) =>
+      "result" in t && (t.result.outcome === "rejected" || t.result.outcome === "error") ? [t.result] : [],
+    );
+    const waiting = tries.some(
+      (t) => "result" in t && t.result.outcome === "skipped" && t.result.reason === "paused",
+    );
+    if (ended.length > 0 && !waiting) {
+      // Recorded on the rows already; the job fails without retries so queue tools show it. (Not
+      // while a row of it waits for its paused batch: it is still `queued` and must stay so.)
+      const first = ended[0] as Extract<ProcessResult, { code: string }>;
+      const more = ended.length > 1 ? ` (and ${ended.length - 1} more rows)` : "";
+      throw new UnrecoverableError(`${first.outcome}: ${first.code}${more}`);
+    }
+    return result;
+  }
+
+  const worker: Worker<PaymentJobData, PaymentJobResult> = new Worker<PaymentJobData, PaymentJobResult>(
     PAYMENT_QUEUE_NAME,
-    async (job: Job<PaymentJobData, ProcessResult>, token?: string) => {
-      const isLastTry = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      const lock = token ? { key: `${job.queueQualifiedName}:${job.id}:lock`, token } : undefined;
-      let result: ProcessResult;
-      try {
-        result = await processor.process(job.data, { isLastTry, lock });
-      } catch (err) {
-        if (isRateLimited(err)) {
-          // Pause the whole queue for as long as the service asked, without using up a try.
-          await worker.rateLimit(err.retryAfterMs ?? options.defaultRateLimitWaitMs ?? 1000);
-          throw Worker.RateLimitError();
-        }
-        if (err instanceof HandBackError) {
-          // Shutdown cut the request: the job runs again later under the same key, its try not used up.
-          // Should this move fail too (Redis going away), the lock expires and the job runs again as
-          // a stalled one: either way nothing about the row changes.
-          await job.moveToDelayed(Date.now() + (options.handBackDelayMs ?? 1000), token);
-          throw new DelayedError();
-        }
-        throw err;
-      }
-      if (result.outcome === "rejected" || result.outcome === "error") {
-        // Recorded on the row already; the job fails without retries so queue tools show it.
-        throw new UnrecoverableError(`${result.outcome}: ${result.code}`);
-      }
-      return result;
-    },
+    runJob,
     {
       connection: options.connection,
       prefix: bullPrefix(options.prefix),
-      concurrency: options.concurrency,
+      concurrency: jobsAtOnce,
       // The request rate is the shared limiter's (src/payouts-api/shared-rate-limit.ts), the one
       // mechanism of PAYOUTS_RATE_LIMIT_PER_SECOND. BullMQ honours `worker.rateLimit` (the 429 pause
       // above) only with a limiter set, so this one is there for the pause and caps nothing.
@@ -99,11 +194,23 @@ export function createPaymentWorker(options: PaymentWorkerOptions): Worker<Payme
 
   worker.on("failed", (job, err) => {
     if (!job || !isJobGivenUp(job, err)) return;
-    // Usually recorded by the processor already (then this is refused: the row is no longer
-    // `queued`); this catches jobs BullMQ failed on its own, e.g. one that stalled too often.
-    processor.markError(job.data, err).catch((e: unknown) => {
-      logger?.error({ err: e, jobId: job.id }, "could not record a failed job on its row");
-    });
+    // The rows whose last try failed, or every row of a job BullMQ failed on its own (one that stalled
+    // too often, say). Usually recorded by the processor already (then this is refused: the row is
+    // no longer `queued`). An `UnrecoverableError` of ours follows outcomes the rows hold already.
+    const rows =
+      err instanceof PaymentRowsError
+        ? err.rows
+        : err instanceof UnrecoverableError
+          ? []
+          : rowsOfJob(job.data);
+    for (const row of rows) {
+      processor.markError(row, err instanceof PaymentRowsError ? err.cause : err).catch((e: unknown) => {
+        logger?.error(
+          { err: e, jobId: job.id, rowKey: row.rowKey },
+          "could not record a failed job on its row",
+        );
+      });
+    }
   });
   worker.on("error", (err) => {
     logger?.warn({ err }, "payment worker error");

@@ -37,9 +37,14 @@ import {
 } from "../payouts-api/index.js";
 import { checkLayoutVersion, connectRedis, type RedisClient, type RedisTarget } from "../redis/index.js";
 import { startFeedLoop } from "./feed-loop.js";
-import { createPaymentProcessor, type PaymentProcessor, type ProcessResult } from "./payment-processor.js";
+import { createPaymentProcessor, type PaymentProcessor } from "./payment-processor.js";
 import { createPaymentQueue, type PaymentJobData, paymentQueueEnqueuer } from "./payment-queue.js";
-import { closeWorkerWithin, createPaymentWorker } from "./payment-worker.js";
+import {
+  closeWorkerWithin,
+  createPaymentWorker,
+  type PaymentJobResult,
+  type RowTryOutcome,
+} from "./payment-worker.js";
 
 /**
  * True for the errors a Redis connection gives when Redis is unreachable or went away mid-way (as
@@ -274,6 +279,8 @@ export interface PaymentServiceOptions extends PipelineSettings {
   lockDurationMs?: number;
   stalledIntervalMs?: number;
   quoteSafetyMs?: number;
+  /** Told every row's outcome as its try ends (metrics count them). */
+  onRowOutcome?: (outcome: RowTryOutcome) => void;
   logger?: LogSink;
   /** The circuit breaker (src/batch-control): its settings and what to do when it pauses a batch. */
   breaker?: { settings: BreakerSettings; onTrip: (event: BatchPausedEvent) => Promise<void> };
@@ -281,7 +288,7 @@ export interface PaymentServiceOptions extends PipelineSettings {
 
 export interface PaymentService {
   pipeline: Pipeline;
-  worker: Worker<PaymentJobData, ProcessResult>;
+  worker: Worker<PaymentJobData, PaymentJobResult>;
   /** Batches whose interrupted submission this service finished when it started. */
   resumed: string[];
   /**
@@ -367,6 +374,7 @@ export async function startPaymentService(options: PaymentServiceOptions): Promi
     concurrency: options.concurrency,
     ...(options.lockDurationMs !== undefined ? { lockDurationMs: options.lockDurationMs } : {}),
     ...(options.stalledIntervalMs !== undefined ? { stalledIntervalMs: options.stalledIntervalMs } : {}),
+    ...(options.onRowOutcome ? { onRowOutcome: options.onRowOutcome } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
   });
   // Batches reach the queue a window at a time (src/batches/batch-feeder.ts): finished jobs make room.

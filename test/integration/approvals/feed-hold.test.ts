@@ -27,7 +27,7 @@ describe("feeding and the approval gate", () => {
     expect(awaitingApproval).toBe(true);
     const { store } = h.pipeline;
     const noFeed = async () => {
-      expect(await h.jobsOf(batchId)).toEqual([]);
+      expect(await h.rowsInJobs(batchId)).toEqual([]);
       expect(await h.pipeline.redis.exists(store.keys.feed(batchId))).toBe(0);
       expect(await h.pipeline.redis.sismember(store.keys.feeding, batchId)).toBe(0);
     };
@@ -44,7 +44,7 @@ describe("feeding and the approval gate", () => {
     expect(approved.outcome).toBe("approved");
     expect(approved.settled).toMatchObject({ outcome: "queued", rows: 12 });
     // One window in the queue; the rest waits in its feed (and still reads `queued`).
-    expect(await h.jobsOf(batchId)).toHaveLength(WINDOW);
+    expect(await h.rowsInJobs(batchId)).toHaveLength(WINDOW);
     expect(await h.pipeline.redis.sismember(store.keys.feeding, batchId)).toBe(1);
     expect((await store.progress(batchId))?.counts.queued).toBe(12);
     expect((await store.getBatch(batchId))?.enqueueComplete).toBe(true);

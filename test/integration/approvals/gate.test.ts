@@ -48,7 +48,7 @@ describe("the submission gate", () => {
     const { batchId, awaitingApproval, enqueued } = await h.submit([instruction({ amount: 99_999 })]);
     expect(awaitingApproval).toBe(false);
     expect(enqueued).toBe(1);
-    expect(await h.jobsOf(batchId)).toHaveLength(1);
+    expect(await h.rowsInJobs(batchId)).toHaveLength(1);
     expect(await h.pipeline.approvals.get(batchId)).toBeUndefined();
   });
 
@@ -56,7 +56,7 @@ describe("the submission gate", () => {
     const { batchId, awaitingApproval, enqueued } = await h.submit(bigRows(), "carol");
     expect(awaitingApproval).toBe(true);
     expect(enqueued).toBe(0);
-    expect(await h.jobsOf(batchId)).toEqual([]);
+    expect(await h.rowsInJobs(batchId)).toEqual([]);
     const batch = await h.pipeline.store.getBatch(batchId);
     expect(batch).toMatchObject({ rowsRecorded: true, enqueueComplete: false, submittedBy: "carol" });
     expect((await h.pipeline.store.listRows(batchId)).map((r) => r.state)).toEqual(["queued", "queued"]);
@@ -76,7 +76,7 @@ describe("the submission gate", () => {
     const { batchId } = await h.submit(bigRows(), "carol", { fileSha256 });
     const resumed = await resumeIncompleteBatches(h.pipeline.store, h.pipeline.enqueuer, h.pipeline.gate);
     expect(resumed).not.toContain(batchId);
-    expect(await h.jobsOf(batchId)).toEqual([]);
+    expect(await h.rowsInJobs(batchId)).toEqual([]);
     await expect(h.submit(bigRows(), "carol", { fileSha256 })).rejects.toBeInstanceOf(DuplicateFileError);
   });
 });
@@ -103,13 +103,13 @@ describe("approving", () => {
     expect(first.outcome).toBe("recorded");
     // Repeating is safe and counts once.
     expect((await approveBatch(h.ctx, batchId, approver("alice"))).outcome).toBe("already");
-    expect(await h.jobsOf(batchId)).toEqual([]);
+    expect(await h.rowsInJobs(batchId)).toEqual([]);
     const second = await approveBatch(h.ctx, batchId, approver("bob"));
     expect(second.outcome).toBe("approved");
     expect(second.settled).toMatchObject({ outcome: "queued", rows: 2 });
     expect(second.approval.approvals.map((a) => a.by)).toEqual(["alice", "bob"]);
     expect(second.approval.status).toBe("approved");
-    expect(await h.jobsOf(batchId)).toHaveLength(2);
+    expect(await h.rowsInJobs(batchId)).toHaveLength(2);
     expect((await h.pipeline.store.getBatch(batchId))?.enqueueComplete).toBe(true);
     // Decided: a third approver gets 409, an earlier one repeating still gets its answer.
     const late = await decisionError(approveBatch(h.ctx, batchId, approver("dave")));
@@ -183,7 +183,7 @@ describe("rejecting and expiry", () => {
       decidedBy: "bob",
       reason: "wrong supplier list",
     });
-    expect(await h.jobsOf(batchId)).toEqual([]);
+    expect(await h.rowsInJobs(batchId)).toEqual([]);
     const rows = await h.pipeline.store.listRows(batchId);
     expect(rows.map((r) => [r.state, r.errorCode, r.paymentId])).toEqual([
       ["canceled", APPROVAL_REJECTED, undefined],
@@ -198,7 +198,7 @@ describe("rejecting and expiry", () => {
     expect(await h.pipeline.store.startNewAttempt(batchId, rows[0]!.rowKey, 1)).toMatchObject({
       outcome: "refused",
     });
-    expect(await h.jobsOf(batchId)).toEqual([]);
+    expect(await h.rowsInJobs(batchId)).toEqual([]);
     const again = await decisionError(approveBatch(h.ctx, batchId, approver("dave")));
     expect(again.code).toBe("NOT_AWAITING_APPROVAL");
   });
@@ -222,7 +222,7 @@ describe("rejecting and expiry", () => {
         ["canceled", "APPROVAL_EXPIRED"],
         ["canceled", "APPROVAL_EXPIRED"],
       ]);
-      expect(await h.jobsOf(batchId)).toEqual([]);
+      expect(await h.rowsInJobs(batchId)).toEqual([]);
     }
     expect(await future.unsettledBatchIds()).not.toContain(swept.batchId);
   });
@@ -248,6 +248,6 @@ describe("rejecting and expiry", () => {
       dataDir: h.dataDir,
     });
     expect(result.awaitingApproval).toBeUndefined();
-    expect(await h.jobsOf(result.batchId)).toHaveLength(2);
+    expect(await h.rowsInJobs(result.batchId)).toHaveLength(2);
   });
 });

@@ -10,7 +10,7 @@ import {
   parseApprovalThresholds,
 } from "../../../src/approvals/index.js";
 import { type SubmittedInstruction, submitBatch } from "../../../src/batches/index.js";
-import { openPipeline, type Pipeline } from "../../../src/pipeline/index.js";
+import { openPipeline, type Pipeline, rowsOfJob } from "../../../src/pipeline/index.js";
 import { PIPELINE_DEFAULTS } from "../../support/settings.js";
 import { deleteKeys, instruction, REDIS_URL, sha, uniquePrefix } from "../pipeline/helpers.js";
 
@@ -31,8 +31,8 @@ export interface ApprovalHarness {
     submittedBy?: string,
     extra?: { fileSha256?: string },
   ): Promise<{ batchId: string; awaitingApproval: boolean; enqueued: number }>;
-  /** The payment jobs of a batch now in the queue (any state). */
-  jobsOf(batchId: string): Promise<string[]>;
+  /** The rows of a batch in payment jobs now in the queue (any state), a row key for each time. */
+  rowsInJobs(batchId: string): Promise<string[]>;
   /** A second, independent client on the same data (another process would have its own). */
   otherStore(now?: () => Date): Promise<ApprovalStore>;
   close(): Promise<void>;
@@ -77,7 +77,7 @@ export async function approvalHarness(
         enqueued: result.enqueued,
       };
     },
-    async jobsOf(batchId) {
+    async rowsInJobs(batchId) {
       const jobs = await pipeline.queue.getJobs([
         "waiting",
         "delayed",
@@ -86,7 +86,9 @@ export async function approvalHarness(
         "completed",
         "failed",
       ]);
-      return jobs.filter((j) => j?.data.batchId === batchId).map((j) => j.id ?? "");
+      return jobs
+        .filter((j) => j?.data.batchId === batchId)
+        .flatMap((j) => rowsOfJob(j.data).map((row) => row.rowKey));
     },
     async otherStore(now) {
       const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });

@@ -71,7 +71,7 @@ describe("approval races", () => {
       ]);
       const approval = await two.pipeline.approvals.get(batchId);
       expect(approval?.approvals).toHaveLength(2);
-      const jobs = await two.jobsOf(batchId);
+      const jobs = await two.rowsInJobs(batchId);
       expect(jobs).toHaveLength(3);
       expect(new Set(jobs).size).toBe(3);
     }
@@ -97,7 +97,7 @@ describe("approval races", () => {
       const status = (await one.pipeline.approvals.get(batchId))?.status;
       seen.add(status ?? "none");
       const states = (await one.pipeline.store.listRows(batchId)).map((r) => r.state);
-      const jobs = await one.jobsOf(batchId);
+      const jobs = await one.rowsInJobs(batchId);
       if (status === "approved") {
         expect(states).toEqual(["queued", "queued", "queued"]);
         expect(jobs).toHaveLength(3);
@@ -134,7 +134,7 @@ describe("approval races", () => {
       await Promise.all([settleBatch(now, batchId), settleBatch(later, batchId)]);
       await settleBatch(one.ctx, batchId);
       const states = new Set((await one.pipeline.store.listRows(batchId)).map((r) => r.state));
-      const jobs = await one.jobsOf(batchId);
+      const jobs = await one.rowsInJobs(batchId);
       if (approval === "approved") {
         expect([...states]).toEqual(["queued"]);
         expect(jobs).toHaveLength(3);
@@ -163,7 +163,7 @@ describe("a restart between approval and enqueue", () => {
     const { batchId } = await h.submit(rows(), "carol");
     // Only the atomic decision, as if the approving process was killed right after it.
     expect((await h.pipeline.approvals.approve(batchId, "alice")).outcome).toBe("approved");
-    expect(await h.jobsOf(batchId)).toEqual([]);
+    expect(await h.rowsInJobs(batchId)).toEqual([]);
     expect(await h.pipeline.approvals.unsettledBatchIds()).toContain(batchId);
     // A worker starts (it finishes interrupted submissions) while the sweep settles, twice over.
     const [service] = await Promise.all([
@@ -214,9 +214,9 @@ describe("a restart between approval and enqueue", () => {
         status: "awaiting-approval",
         submittedBy: "carol",
       });
-      expect(await h.jobsOf(batchId)).toEqual([]);
+      expect(await h.rowsInJobs(batchId)).toEqual([]);
       expect((await approveBatch(h.ctx, batchId, approver("alice"))).outcome).toBe("approved");
-      expect(await h.jobsOf(batchId)).toHaveLength(3);
+      expect(await h.rowsInJobs(batchId)).toHaveLength(3);
     } finally {
       await client.close();
       await h.close();

@@ -83,10 +83,10 @@ describe("the approval sweep", () => {
   it("finishes the follow-up of an approval whose process died before queueing", async () => {
     const { batchId } = await h.submit([instruction({ amount: 150_000 })], "carol");
     expect((await h.pipeline.approvals.approve(batchId, "alice")).outcome).toBe("approved");
-    expect(await h.jobsOf(batchId)).toEqual([]);
+    expect(await h.rowsInJobs(batchId)).toEqual([]);
     const sweeper = await service();
     try {
-      expect(await h.jobsOf(batchId)).toHaveLength(1);
+      expect(await h.rowsInJobs(batchId)).toHaveLength(1);
       expect(await h.pipeline.approvals.unsettledBatchIds()).not.toContain(batchId);
     } finally {
       await sweeper.stop();

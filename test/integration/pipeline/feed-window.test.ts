@@ -1,7 +1,7 @@
 /**
  * Batches reach the queue a window at a time (src/batches/batch-feeder.ts): a
- * batch larger than the window is paid exactly once per row while no more than the window's jobs
- * wait; a worker that stops after its jobs finished and before it topped the feed up, or is killed
+ * batch larger than the window is paid exactly once per row while no more than the window's rows
+ * wait in jobs; a worker that stops after its jobs finished and before it topped the feed up, or is killed
  * (a real process), leaves a feed the next worker finishes; two workers feeding one batch pay no row
  * twice; a resumed submission finishes through its feed. Real Redis, real sandbox, real workers.
  */
@@ -17,6 +17,7 @@ import {
   createPaymentWorker,
   createWorkerClient,
   type Pipeline,
+  rowsOfJob,
 } from "../../../src/pipeline/index.js";
 import { connectRedis } from "../../../src/redis/index.js";
 import type { PipelineHarness } from "./helpers.js";
@@ -74,9 +75,10 @@ async function submitted(label: string, n: number): Promise<{ h: PipelineHarness
   return { h, batchId: await submit(h.pipeline, rows(n)) };
 }
 
-/** Jobs added and not started: what the window bounds. */
-function backlog(pipeline: Pipeline): Promise<number> {
-  return pipeline.queue.getJobCountByTypes("wait", "prioritized", "delayed");
+/** Rows in jobs added and not started: what the window bounds. */
+async function backlog(pipeline: Pipeline): Promise<number> {
+  const jobs = await pipeline.queue.getJobs(["wait", "prioritized", "delayed"]);
+  return jobs.reduce((sum, job) => sum + (job ? rowsOfJob(job.data).length : 0), 0);
 }
 
 /** One payment per row in the ledger (by the batch's metadata), and no key sent with two bodies. */
@@ -114,7 +116,7 @@ describe("feeding a batch to the queue a window at a time", () => {
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
-        most = Math.max(most, await backlog(h.pipeline), await h.pipeline.queue.getWaitingCount());
+        most = Math.max(most, await backlog(h.pipeline));
         await sleep(5);
       }
     })();
