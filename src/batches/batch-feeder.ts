@@ -5,13 +5,14 @@
  * jobs that wait for hours. Instead each batch has a **feed**: a cursor into its order list
  * (redis-layout.ts `order`, the row keys in sheet order) kept in Redis with the batch. A feed hands
  * the rows it passes that are still `queued` to the queue, and moves on only while the queue's
- * backlog (jobs waiting, delayed or paused, of every batch) is under {@link FEED_WINDOW}. A row not
+ * backlog (rows in jobs waiting, delayed or paused, of every batch) is under {@link FEED_WINDOW}. A row not
  * handed over yet is simply `queued`, as it always was: counts, status and result files do not change.
  *
  * Money safety does not rest on the feed. A row is handed over BEFORE the cursor moves past it, so a
- * crash in between hands it over again, which is harmless: its job id is its Idempotency-Key (a job
- * that still exists is not added twice) and the payment processor's send fence (FENCE_SEND) sends only
- * for a row still `queued` on that attempt without a payment; a job of a row that moved on does nothing.
+ * crash in between hands it over again, which is harmless: a job is named by its rows' Idempotency-Keys
+ * (the same rows while their job exists are not added twice), a row is only ever sent under its own
+ * key, and the payment processor's send fence (FENCE_SEND) sends only for a row still `queued` on that
+ * attempt without a payment; a job of rows that moved on does nothing.
  * The cursor only moves by compare-and-set on (cursor, epoch), so it can never skip rows another
  * feed restarted; one lock (SET NX PX) lets one process feed at a time, so two workers do not both
  * add the same jobs (which would be harmless too, only wasted work).
@@ -32,8 +33,8 @@ import { ROW_CHUNK } from "./batch-store.js";
 import type { BatchRecord } from "./types.js";
 
 /**
- * How many payment jobs may wait in the queue at once, across all batches (configurable:
- * PAYOUTS_FEED_WINDOW). 2,000 is about a second of work at the fastest rate seen on one machine
+ * How many rows may wait in the queue's payment jobs at once, across all batches (configurable:
+ * PAYOUTS_FEED_WINDOW; the queue's enqueuer counts a waiting job as a full one). 2,000 is about a second of work at the fastest rate seen on one machine
  * (~2,000 creates/s) and 20 times a few workers' concurrency (3 × 32), so workers never run dry
  * between two top-ups, while the jobs cost ~1 MB of Redis whatever the size of the batches.
  */
@@ -61,8 +62,8 @@ export interface RowJobRequest {
 export interface RowEnqueuer {
   enqueue(jobs: readonly RowJobRequest[]): Promise<void>;
   /**
-   * Jobs added and not started yet (waiting, delayed, prioritized, paused), of every batch: what the
-   * feed window counts. A consumer that takes jobs at once (a test's recorder) answers 0.
+   * Rows in jobs added and not started yet (waiting, delayed, prioritized, paused), of every batch:
+   * what the feed window counts. A consumer that takes jobs at once (a test's recorder) answers 0.
    */
   backlog(): Promise<number>;
   /** The window for this queue (default {@link FEED_WINDOW}). */
@@ -117,7 +118,7 @@ async function offerEveryQueuedRow(
 export interface TopUpOptions {
   /** Wait this long for the feed lock when another process holds it (default 0: leave it to that one). */
   waitForLockMs?: number;
-  /** Top up only when at least this many jobs fit (default 1; finished jobs use a quarter window). */
+  /** Top up only when at least this many rows fit (default 1; finished jobs use a quarter window). */
   minRoom?: number;
   /**
    * One pass over the batches being fed, not again while room is left: for a caller a person waits on

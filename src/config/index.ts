@@ -156,7 +156,7 @@ export interface AppConfig {
   workerConcurrency: number;
   /** Requests per second to the service, across every process (the shared rate limit). */
   rateLimitPerSecond: number;
-  /** Payment jobs waiting in the queue at once (PAYOUTS_FEED_WINDOW). */
+  /** Rows waiting in the queue's payment jobs at once (PAYOUTS_FEED_WINDOW). */
   feedWindow: number;
   /** Days back a row of an earlier batch makes a possible duplicate (PAYOUTS_DUPLICATE_WINDOW_DAYS). */
   duplicateWindowDays: number;
