@@ -14,7 +14,7 @@
  * It prints, with the target beside each figure: the time from submit to every row final and the
  * final result file written; end-to-end rows/s; a bare undici loop creating N payments against a
  * fresh sandbox in the same run and the ratio; N do-nothing BullMQ jobs, so the CPU per row of the two
- * parts every row costs (its job, its create) stands beside the tool's own; API requests per row by kind (the sandbox's own
+ * parts every row costs (its share of a job, its create) stands beside the tool's own; API requests per row by kind (the sandbox's own
  * counters); Redis used_memory per row at its peak and after the batch finished; the peak RSS of every
  * process; result-file writes and the share of the workers' time they took. With several worker
  * counts (`--workers 1,2,3`) the whole run repeats for each and a rows/s line per count closes.
@@ -33,6 +33,7 @@ import { parseArgs } from "node:util";
 import { Cluster, Redis } from "ioredis";
 import { BatchStore, DEFAULT_KEY_PREFIX } from "../src/batches/index.js";
 import { startPrivateCluster, startPrivateRedis } from "../src/demo/private-redis.js";
+import { ROWS_PER_JOB } from "../src/pipeline/index.js";
 import { hashTaggedPrefix } from "../src/redis/index.js";
 import { bareQueueLoop } from "./lib/bare-queue-loop.js";
 import { plainCreateLoop } from "./lib/plain-create-loop.js";
@@ -422,11 +423,12 @@ async function runOnce(workerCount: number, bare: BareFigures | undefined): Prom
     );
     say(`          the tool (serve, workers, redis): ${(toolCpuPerRow * 1000).toFixed(2)} s per 1,000 rows`);
     if (bare) {
-      // The parts every row costs whatever the tool does (its BullMQ job, its create): the rest of the
-      // tool's figure is its own work, the only part code here can make cheaper.
-      const floor = bare.jobSeconds + bare.createSeconds;
+      // The parts every row costs whatever the tool does (its share of a BullMQ job carrying
+      // ROWS_PER_JOB rows, its create): the rest of the tool's figure is its own work, the only part
+      // code here can make cheaper.
+      const floor = bare.jobSeconds / ROWS_PER_JOB + bare.createSeconds;
       say(
-        `          of which the bare parts (a BullMQ job, an undici create) ${(floor * 1000).toFixed(2)} s, ` +
+        `          of which the bare parts (1/${ROWS_PER_JOB} of a BullMQ job, an undici create) ${(floor * 1000).toFixed(2)} s, ` +
           `the tool's own work ${((toolCpuPerRow - floor) * 1000).toFixed(2)} s`,
       );
     }

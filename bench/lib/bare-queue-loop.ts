@@ -1,7 +1,8 @@
 /**
  * The other yardstick of bench:e2e: N jobs through BullMQ with a processor that does nothing, in this
- * process, on a private redis-server, at the tool's concurrency. Each row of the tool is one BullMQ job
- * (docs/design.md), so this is CPU the tool spends per row before any work of its own.
+ * process, on a private redis-server, at the tool's concurrency. A payment job of the tool carries up
+ * to ROWS_PER_JOB rows (docs/design.md), so a row's share of this is CPU the tool spends before any
+ * work of its own.
  */
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
