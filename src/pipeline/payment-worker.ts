@@ -36,16 +36,17 @@ export type PaymentJobResult = Partial<Record<RowTryOutcome, number>>;
 
 /**
  * Some rows of a job failed a try that may be retried: the job runs again (using up one of its
- * tries). Carries the rows, so a job given up marks exactly those (see `createPaymentWorker`).
+ * tries). Carries each row with its own error, so a job given up marks exactly those rows, each with
+ * its own cause (see `createPaymentWorker`).
  */
 export class PaymentRowsError extends PayoutsError {
   override readonly name = "PaymentRowsError";
   constructor(
-    readonly rows: readonly PaymentRowRef[],
+    readonly failures: readonly { row: PaymentRowRef; err: unknown }[],
     override readonly cause: unknown,
   ) {
     const why = cause instanceof Error ? cause.message : String(cause);
-    super("PAYMENT_ROWS_FAILED", rows.length === 1 ? why : `${rows.length} rows: ${why}`, {
+    super("PAYMENT_ROWS_FAILED", failures.length === 1 ? why : `${failures.length} rows: ${why}`, {
       kind: cause instanceof PayoutsError ? cause.kind : "unavailable",
       cause,
     });
@@ -150,11 +151,7 @@ export function createPaymentWorker(options: PaymentWorkerOptions): Worker<Payme
       await worker.rateLimit(Math.max(...waits));
     }
     const retried = failed.filter((t) => !isRateLimited(t.err));
-    if (retried.length > 0)
-      throw new PaymentRowsError(
-        failed.map((t) => t.row),
-        retried[0]!.err,
-      );
+    if (retried.length > 0) throw new PaymentRowsError(failed, retried[0]!.err);
     // Only 429s: the job runs again without using up a try.
     if (limited.length > 0) throw Worker.RateLimitError();
     const ended = tries.flatMap((t) =>
@@ -194,17 +191,19 @@ export function createPaymentWorker(options: PaymentWorkerOptions): Worker<Payme
 
   worker.on("failed", (job, err) => {
     if (!job || !isJobGivenUp(job, err)) return;
-    // The rows whose last try failed, or every row of a job BullMQ failed on its own (one that stalled
-    // too often, say). Usually recorded by the processor already (then this is refused: the row is
-    // no longer `queued`). An `UnrecoverableError` of ours follows outcomes the rows hold already.
-    const rows =
+    // The rows whose last try failed (each with its own error), or every row of a job BullMQ failed
+    // on its own (one that stalled too often, say). Usually recorded by the processor already (then
+    // this is refused: the row is no longer `queued`); a row whose last try met a 429 is not, and
+    // with its job given up nothing would send it again. An `UnrecoverableError` of ours follows
+    // outcomes the rows hold already.
+    const failures =
       err instanceof PaymentRowsError
-        ? err.rows
+        ? err.failures
         : err instanceof UnrecoverableError
           ? []
-          : rowsOfJob(job.data);
-    for (const row of rows) {
-      processor.markError(row, err instanceof PaymentRowsError ? err.cause : err).catch((e: unknown) => {
+          : rowsOfJob(job.data).map((row) => ({ row, err }));
+    for (const { row, err: cause } of failures) {
+      processor.markError(row, cause).catch((e: unknown) => {
         logger?.error(
           { err: e, jobId: job.id, rowKey: row.rowKey },
           "could not record a failed job on its row",

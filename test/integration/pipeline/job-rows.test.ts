@@ -48,11 +48,20 @@ function failingOnce(err: () => Error): Script {
 const serverError = () =>
   new PayoutsApiError({ status: 503, type: "api_error", code: "SERVICE_UNAVAILABLE", message: "try later" });
 
+const tooMany = () =>
+  new PayoutsApiError({
+    status: 429,
+    type: "rate_limit_error",
+    code: "RATE_LIMITED",
+    message: "slow down",
+    retryAfterMs: 30,
+  });
+
 interface Rig {
   queue: Queue<PaymentJobData>;
   worker: Worker<PaymentJobData, PaymentJobResult>;
   calls: Map<string, JobRun[]>;
-  marked: PaymentRowRef[];
+  marked: (PaymentRowRef & { code: string })[];
   outcomes: RowTryOutcome[];
   enqueue(rows: [string, Script][], attempts?: number): Promise<void>;
   inFlight: { now: number; most: number };
@@ -76,7 +85,7 @@ function rig(label: string, concurrency: number, workMs = 5): Rig {
   const workerRedis = connectRedis(REDIS_URL);
   const scripts = new Map<string, Script>();
   const calls = new Map<string, JobRun[]>();
-  const marked: PaymentRowRef[] = [];
+  const marked: (PaymentRowRef & { code: string })[] = [];
   const outcomes: RowTryOutcome[] = [];
   const inFlight = { now: 0, most: 0 };
   const processor: PaymentProcessor = {
@@ -94,8 +103,9 @@ function rig(label: string, concurrency: number, workMs = 5): Rig {
         inFlight.now--;
       }
     },
-    async markError(row) {
-      marked.push({ batchId: row.batchId, rowKey: row.rowKey, attempt: row.attempt });
+    async markError(row, err) {
+      const code = err instanceof PayoutsApiError ? err.code : String(err);
+      marked.push({ batchId: row.batchId, rowKey: row.rowKey, attempt: row.attempt, code });
     },
   };
   const queue = createPaymentQueue(redis, prefix);
@@ -173,19 +183,24 @@ describe("a payment job carrying several rows", () => {
     expect(r.calls.get("B")!.every((run) => run.lock?.token)).toBe(true);
   });
 
-  it("on the last try marks only the rows whose try failed, after the job's tries are used up", async () => {
+  it("on the last try marks only the rows whose try failed, each with its own cause", async () => {
     const r = rig("job-rows-last", 8);
     await r.enqueue(
       [
         ["A", paid],
         ["B", () => serverError()],
         ["C", paid],
+        // A 429 on the last try: its job given up, nothing would send the row again.
+        ["D", (call) => (call === 1 ? serverError() : tooMany())],
       ],
       2,
     );
     await settled(r);
     expect(r.calls.get("B")?.map((run) => run.isLastTry)).toEqual([false, true]);
-    expect(r.marked.map((m) => m.rowKey)).toEqual(["B"]);
+    expect(r.marked.map((m) => [m.rowKey, m.code]).sort()).toEqual([
+      ["B", "SERVICE_UNAVAILABLE"],
+      ["D", "RATE_LIMITED"],
+    ]);
     expect(count(r.outcomes, "error")).toBe(1);
     const [failed] = await r.queue.getFailed();
     expect(failed?.attemptsMade).toBe(2);
@@ -194,14 +209,6 @@ describe("a payment job carrying several rows", () => {
 
   it("a 429 or a shutdown runs the job again without using a try", async () => {
     const r = rig("job-rows-again", 8);
-    const tooMany = () =>
-      new PayoutsApiError({
-        status: 429,
-        type: "rate_limit_error",
-        code: "RATE_LIMITED",
-        message: "slow down",
-        retryAfterMs: 30,
-      });
     // One try only: a try used up would fail the job and mark the rows.
     await r.enqueue(
       [
