@@ -56,6 +56,11 @@ export interface RowJobRequest {
   attempt: number;
   /** The row's Idempotency-Key of this attempt (requote generation 0). */
   jobId: string;
+  /**
+   * The row's place in its batch's order list, when the feed knows it: rows are put in jobs by their
+   * places, so rows handed over again (a crash, a restarted feed) make the same jobs as the first time.
+   */
+  position?: number;
 }
 
 /** How batches hand rows to the queue (implemented by the pipeline's payment queue). */
@@ -80,13 +85,14 @@ const RELEASE_LOCK = luaScript(new URL("./lua/release-feed-lock.lua", import.met
 
 export function jobsFor(
   batch: Pick<BatchRecord, "id" | "entityId">,
-  rows: readonly { rowKey: string; attempt: number }[],
+  rows: readonly { rowKey: string; attempt: number; position?: number }[],
 ): RowJobRequest[] {
-  return rows.map(({ rowKey, attempt }) => ({
+  return rows.map(({ rowKey, attempt, position }) => ({
     batchId: batch.id,
     rowKey,
     attempt,
     jobId: idempotencyKeyFor({ entityId: batch.entityId, batchId: batch.id, rowKey, attempt }),
+    ...(position !== undefined ? { position } : {}),
   }));
 }
 
@@ -234,7 +240,7 @@ export class BatchFeeder {
         return fed;
       }
       const states = await this.store.rowStates(batchId, rowKeys);
-      const queued: { rowKey: string; attempt: number }[] = [];
+      const queued: { rowKey: string; attempt: number; position: number }[] = [];
       let passed = 0;
       for (const [i, rowKey] of rowKeys.entries()) {
         if (fed + queued.length >= room) break;
@@ -242,7 +248,7 @@ export class BatchFeeder {
         // Listed but not recorded yet (its submission is still recording): stop here, come back later.
         // Once every row is recorded, a missing row is one Redis lost; `payouts recover` rebuilds it.
         if (!s && !batch.rowsRecorded) break;
-        if (s?.state === "queued") queued.push({ rowKey, attempt: s.attempt });
+        if (s?.state === "queued") queued.push({ rowKey, attempt: s.attempt, position: cursor + i });
         passed = i + 1;
       }
       // Handed over first, then the cursor moves: a crash in between only hands them over again.

@@ -2,7 +2,9 @@
  * The payments queue: a BullMQ job pays a few rows of one batch ({@link ROWS_PER_JOB}), each row
  * still on its own: its own send fence, Idempotency-Key and outcome. A job of one row has the row's
  * Idempotency-Key as its id (a UUID: never digits only, never a `:`); a job of several rows has an id
- * made from all their keys. Either way adding the same rows twice while their job exists is a no-op.
+ * made from all their keys. Either way adding the same rows twice while their job exists is a no-op;
+ * rows whose places in the batch's order list the feed gives are put in jobs by those places (rows
+ * 0–15, 16–31, ...), so rows handed over again make the same jobs whatever page they came in.
  * The job data is only the rows' coordinates; the worker reads everything else from the rows in Redis.
  *
  * Why several rows a job: a BullMQ job costs about as much CPU (in the worker and in Redis) as the
@@ -49,7 +51,8 @@ export function rowsOfJob(data: PaymentJobData): PaymentRowRef[] {
 }
 
 /**
- * The rows as jobs: consecutive rows of one batch share a job, up to {@link ROWS_PER_JOB}. A job of
+ * The rows as jobs: consecutive rows of one batch share a job, up to {@link ROWS_PER_JOB}, and rows
+ * with places in the order list share one only within the same run of ROWS_PER_JOB places. A job of
  * one row is that row's Idempotency-Key; a job of more is named by all of theirs, so the same rows
  * make the same job and other rows (some of the same ones, say) another.
  */
@@ -61,7 +64,11 @@ export function paymentJobsFor(
   for (let i = 0; i < rows.length; ) {
     const first = rows[i]!;
     let end = i + 1;
-    while (end < rows.length && end - i < rowsPerJob && rows[end]!.batchId === first.batchId) end++;
+    const block = first.position === undefined ? undefined : Math.floor(first.position / rowsPerJob);
+    const sameJob = (r: RowJobRequest) =>
+      r.batchId === first.batchId &&
+      (block === undefined || (r.position !== undefined && Math.floor(r.position / rowsPerJob) === block));
+    while (end < rows.length && end - i < rowsPerJob && sameJob(rows[end]!)) end++;
     const data: PaymentJobData = { batchId: first.batchId, rowKey: first.rowKey, attempt: first.attempt };
     let jobId = first.jobId;
     if (end - i > 1) {

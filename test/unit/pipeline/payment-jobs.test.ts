@@ -12,13 +12,25 @@ const batch = { id: "b20261127T120000-0a1b2c3d", entityId: "me" };
 const other = { id: "b20261127T120000-9f8e7d6c", entityId: "me" };
 
 /** The feed's requests for these rows (batch-feeder.ts): each with its Idempotency-Key. */
-function jobsFor(of: typeof batch, list: { rowKey: string; attempt: number }[]): RowJobRequest[] {
-  return list.map(({ rowKey, attempt }) => ({
+function jobsFor(
+  of: typeof batch,
+  list: { rowKey: string; attempt: number; position?: number }[],
+): RowJobRequest[] {
+  return list.map(({ rowKey, attempt, position }) => ({
     batchId: of.id,
     rowKey,
     attempt,
     jobId: idempotencyKeyFor({ entityId: of.entityId, batchId: of.id, rowKey, attempt }),
+    ...(position !== undefined ? { position } : {}),
   }));
+}
+
+/** Rows as the feed hands them: with their places in the order list. */
+function placed(from: number, to: number) {
+  return jobsFor(
+    batch,
+    Array.from({ length: to - from }, (_, i) => ({ rowKey: `R${from + i}`, attempt: 1, position: from + i })),
+  );
 }
 
 function rows(n: number, of = batch, from = 0) {
@@ -76,5 +88,18 @@ describe("payment jobs for rows", () => {
         expect(jobId).not.toContain(":");
       }
     }
+  });
+
+  it("puts placed rows in jobs by their places, so rows handed over again make the same jobs", () => {
+    const sizes = (rows: RowJobRequest[]) => paymentJobsFor(rows).map((j) => rowsOfJob(j.data).length);
+    // A top-up that starts and ends inside a run of places: jobs end where the runs end.
+    expect(sizes(placed(10, 40))).toEqual([ROWS_PER_JOB - 10, ROWS_PER_JOB, 40 - 2 * ROWS_PER_JOB]);
+    // A restarted feed hands rows 0-47 in one page; the first time they came in pages 0-9, 10-47.
+    const first = [...paymentJobsFor(placed(0, 10)), ...paymentJobsFor(placed(10, 48))];
+    const again = paymentJobsFor(placed(0, 48));
+    const idsOf = (jobs: { jobId: string }[]) => jobs.map((j) => j.jobId);
+    // Only the run the first pages split (0-15) makes another job; the others are the same jobs.
+    expect(idsOf(again).slice(1)).toEqual(idsOf(first).slice(2));
+    expect(idsOf(first)).not.toContain(idsOf(again)[0]);
   });
 });
