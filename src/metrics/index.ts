@@ -16,6 +16,7 @@ import type { Queue } from "bullmq";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { ROW_STATES, redisLayout } from "../batches/index.js";
 import type { RequestHooks } from "../payouts-api/index.js";
+import type { RowTryOutcome } from "../pipeline/index.js";
 import type { RedisClient } from "../redis/index.js";
 
 export const processRegistry = new Registry();
@@ -70,7 +71,7 @@ export function serviceRequestHooks(): RequestHooks {
 }
 
 /** Counts one row's try by its outcome (the payment worker's `onRowOutcome`). */
-export function countPaymentOutcome(outcome: string): void {
+export function countPaymentOutcome(outcome: RowTryOutcome): void {
   paymentsTotal.inc({ outcome });
 }
 

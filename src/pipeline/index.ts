@@ -29,7 +29,6 @@ export {
   closeWorkerWithin,
   createPaymentWorker,
   isJobGivenUp,
-  type PaymentJobResult,
   PaymentRowsError,
   type PaymentWorkerOptions,
   type RowTryOutcome,

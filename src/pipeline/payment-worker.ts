@@ -31,9 +31,6 @@ import {
 /** What became of one row's try: how it was paid, or why not; `retrying` when its job runs again. */
 export type RowTryOutcome = "created" | "adopted" | "skipped" | "rejected" | "error" | "retrying";
 
-/** A finished job's value: its rows counted by outcome. */
-export type PaymentJobResult = Partial<Record<RowTryOutcome, number>>;
-
 /**
  * Some rows of a job failed a try that may be retried: the job runs again (using up one of its
  * tries). Carries each row with its own error, so a job given up marks exactly those rows, each with
@@ -103,7 +100,7 @@ function outcomeOf(t: RowTry, isLastTry: boolean): RowTryOutcome {
   return r.outcome === "paid" ? r.how : r.outcome;
 }
 
-export function createPaymentWorker(options: PaymentWorkerOptions): Worker<PaymentJobData, PaymentJobResult> {
+export function createPaymentWorker(options: PaymentWorkerOptions): Worker<PaymentJobData, void> {
   const { processor, logger } = options;
   const lockDuration = options.lockDurationMs ?? 30_000;
   // Rows in flight in this process, whatever job they belong to; one job more than the rows need
@@ -111,10 +108,7 @@ export function createPaymentWorker(options: PaymentWorkerOptions): Worker<Payme
   const inFlight = pLimit(Math.max(1, options.concurrency));
   const jobsAtOnce = Math.ceil(Math.max(1, options.concurrency) / ROWS_PER_JOB) + 1;
 
-  async function runJob(
-    job: Job<PaymentJobData, PaymentJobResult>,
-    token?: string,
-  ): Promise<PaymentJobResult> {
+  async function runJob(job: Job<PaymentJobData, void>, token?: string): Promise<void> {
     const isLastTry = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     const lock = token ? { key: `${job.queueQualifiedName}:${job.id}:lock`, token } : undefined;
     const tries = await Promise.all(
@@ -128,12 +122,7 @@ export function createPaymentWorker(options: PaymentWorkerOptions): Worker<Payme
         }),
       ),
     );
-    const result: PaymentJobResult = {};
-    for (const t of tries) {
-      const outcome = outcomeOf(t, isLastTry);
-      result[outcome] = (result[outcome] ?? 0) + 1;
-      options.onRowOutcome?.(outcome);
-    }
+    for (const t of tries) options.onRowOutcome?.(outcomeOf(t, isLastTry));
     const failed = tries.filter((t): t is Extract<RowTry, { err: unknown }> => "err" in t);
     if (failed.some((t) => t.err instanceof HandBackError)) {
       // Shutdown cut a request: the job runs again later under the same keys, its try not used up.
@@ -167,27 +156,22 @@ export function createPaymentWorker(options: PaymentWorkerOptions): Worker<Payme
       const more = ended.length > 1 ? ` (and ${ended.length - 1} more rows)` : "";
       throw new UnrecoverableError(`${first.outcome}: ${first.code}${more}`);
     }
-    return result;
   }
 
-  const worker: Worker<PaymentJobData, PaymentJobResult> = new Worker<PaymentJobData, PaymentJobResult>(
-    PAYMENT_QUEUE_NAME,
-    runJob,
-    {
-      connection: options.connection,
-      prefix: bullPrefix(options.prefix),
-      concurrency: jobsAtOnce,
-      // The request rate is the shared limiter's (src/payouts-api/shared-rate-limit.ts), the one
-      // mechanism of PAYOUTS_RATE_LIMIT_PER_SECOND. BullMQ honours `worker.rateLimit` (the 429 pause
-      // above) only with a limiter set, so this one is there for the pause and caps nothing.
-      limiter: { max: Number.MAX_SAFE_INTEGER, duration: 1000 },
-      lockDuration,
-      stalledInterval: options.stalledIntervalMs ?? Math.min(30_000, lockDuration),
-      maxStalledCount: options.maxStalledCount ?? 10,
-      ...PAYMENT_JOBS_KEPT,
-      autorun: true,
-    },
-  );
+  const worker: Worker<PaymentJobData, void> = new Worker<PaymentJobData, void>(PAYMENT_QUEUE_NAME, runJob, {
+    connection: options.connection,
+    prefix: bullPrefix(options.prefix),
+    concurrency: jobsAtOnce,
+    // The request rate is the shared limiter's (src/payouts-api/shared-rate-limit.ts), the one
+    // mechanism of PAYOUTS_RATE_LIMIT_PER_SECOND. BullMQ honours `worker.rateLimit` (the 429 pause
+    // above) only with a limiter set, so this one is there for the pause and caps nothing.
+    limiter: { max: Number.MAX_SAFE_INTEGER, duration: 1000 },
+    lockDuration,
+    stalledInterval: options.stalledIntervalMs ?? Math.min(30_000, lockDuration),
+    maxStalledCount: options.maxStalledCount ?? 10,
+    ...PAYMENT_JOBS_KEPT,
+    autorun: true,
+  });
 
   worker.on("failed", (job, err) => {
     if (!job || !isJobGivenUp(job, err)) return;

@@ -39,12 +39,7 @@ import { checkLayoutVersion, connectRedis, type RedisClient, type RedisTarget } 
 import { startFeedLoop } from "./feed-loop.js";
 import { createPaymentProcessor, type PaymentProcessor } from "./payment-processor.js";
 import { createPaymentQueue, type PaymentJobData, paymentQueueEnqueuer } from "./payment-queue.js";
-import {
-  closeWorkerWithin,
-  createPaymentWorker,
-  type PaymentJobResult,
-  type RowTryOutcome,
-} from "./payment-worker.js";
+import { closeWorkerWithin, createPaymentWorker, type RowTryOutcome } from "./payment-worker.js";
 
 /**
  * True for the errors a Redis connection gives when Redis is unreachable or went away mid-way (as
@@ -288,7 +283,7 @@ export interface PaymentServiceOptions extends PipelineSettings {
 
 export interface PaymentService {
   pipeline: Pipeline;
-  worker: Worker<PaymentJobData, PaymentJobResult>;
+  worker: Worker<PaymentJobData, void>;
   /** Batches whose interrupted submission this service finished when it started. */
   resumed: string[];
   /**

@@ -23,7 +23,6 @@ import {
   HandBackError,
   type JobRun,
   type PaymentJobData,
-  type PaymentJobResult,
   type PaymentProcessor,
   type PaymentRowRef,
   type ProcessResult,
@@ -59,7 +58,7 @@ const tooMany = () =>
 
 interface Rig {
   queue: Queue<PaymentJobData>;
-  worker: Worker<PaymentJobData, PaymentJobResult>;
+  worker: Worker<PaymentJobData, void>;
   calls: Map<string, JobRun[]>;
   marked: (PaymentRowRef & { code: string })[];
   outcomes: RowTryOutcome[];
