@@ -15,6 +15,7 @@ export {
   BatchFeeder,
   FEED_LOCK_WAIT_MS,
   FEED_WINDOW,
+  jobsFor,
   type RowEnqueuer,
   type RowJobRequest,
   type TopUpOptions,

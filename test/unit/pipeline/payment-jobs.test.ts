@@ -4,26 +4,11 @@
  * the same job (added twice, it is one job) and other rows another (never mistaken for it).
  */
 import { describe, expect, it } from "vitest";
-import type { RowJobRequest } from "../../../src/batches/index.js";
+import { jobsFor, type RowJobRequest } from "../../../src/batches/index.js";
 import { paymentJobsFor, ROWS_PER_JOB, rowsOfJob } from "../../../src/pipeline/index.js";
-import { idempotencyKeyFor } from "../../../src/row-identity/index.js";
 
 const batch = { id: "b20261127T120000-0a1b2c3d", entityId: "me" };
 const other = { id: "b20261127T120000-9f8e7d6c", entityId: "me" };
-
-/** The feed's requests for these rows (batch-feeder.ts): each with its Idempotency-Key. */
-function jobsFor(
-  of: typeof batch,
-  list: { rowKey: string; attempt: number; position?: number }[],
-): RowJobRequest[] {
-  return list.map(({ rowKey, attempt, position }) => ({
-    batchId: of.id,
-    rowKey,
-    attempt,
-    jobId: idempotencyKeyFor({ entityId: of.entityId, batchId: of.id, rowKey, attempt }),
-    ...(position !== undefined ? { position } : {}),
-  }));
-}
 
 /** Rows as the feed hands them: with their places in the order list. */
 function placed(from: number, to: number) {
