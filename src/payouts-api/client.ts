@@ -4,7 +4,7 @@
  * retries with the same Idempotency-Key and body, response validation and secret scrubbing.
  */
 import { randomUUID } from "node:crypto";
-import { Agent, type Dispatcher } from "undici";
+import { Agent } from "undici";
 import { packageVersion } from "../assets/index.js";
 import type { LogSink } from "../logging/index.js";
 import { createRequester, type RequestHooks } from "./request.js";
@@ -40,11 +40,6 @@ export interface PayoutsClientOptions {
   hooks?: RequestHooks;
   /** `User-Agent` header. Default `payouts/<version> node/<version>`. */
   userAgent?: string;
-  /**
-   * undici dispatcher to use. Default: a keep-alive `Agent` owned (and closed) by the client. A
-   * dispatcher passed in belongs to the caller and is not closed by `close()`.
-   */
-  dispatcher?: Dispatcher;
   /** Random source of the backoff jitter, [0, 1). For tests. */
   random?: () => number;
   /** Paces every request, e.g. the rate shared by all workers (createSharedRateLimiter). */
@@ -61,15 +56,13 @@ export function createPayoutsClient(options: PayoutsClientOptions) {
   if (!options.apiKey) throw new TypeError("createPayoutsClient: apiKey is required");
   const baseUrl = new URL(options.baseUrl).toString();
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const ownsDispatcher = options.dispatcher === undefined;
-  const dispatcher =
-    options.dispatcher ??
-    new Agent({
-      keepAliveTimeout: KEEP_ALIVE_MS,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-      connect: { timeout: timeoutMs },
-    });
+  // The client's own keep-alive connections: `close()` destroys them, ending calls in flight.
+  const dispatcher = new Agent({
+    keepAliveTimeout: KEEP_ALIVE_MS,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    connect: { timeout: timeoutMs },
+  });
   const entityId = options.entityId;
 
   const retry = { ...DEFAULT_RETRY_OPTIONS, ...options.retry };
@@ -88,7 +81,6 @@ export function createPayoutsClient(options: PayoutsClientOptions) {
   });
   const ctx: ResourceContext = { requester, entityId, newIdempotencyKey: randomUUID };
 
-  let closing: Promise<void> | undefined;
   return {
     /** The entity this client acts for (`Service-Entity-Id`). */
     entityId,
@@ -106,14 +98,8 @@ export function createPayoutsClient(options: PayoutsClientOptions) {
     attachments: attachmentsResource(ctx),
     accountLinks: accountLinksResource(ctx),
     webhook: webhookResource(ctx),
-    /** Aborts in-flight calls and backoff waits, then closes the client's own connections. Idempotent. */
-    close(): Promise<void> {
-      closing ??= (async () => {
-        requester.abortAll();
-        if (ownsDispatcher) await dispatcher.close();
-      })();
-      return closing;
-    },
+    /** Aborts in-flight calls and backoff waits and closes the client's connections. Idempotent. */
+    close: () => requester.close(),
   };
 }
 

@@ -5,7 +5,7 @@
  */
 import { setMaxListeners } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Dispatcher, request } from "undici";
+import type { Dispatcher } from "undici";
 import type { z } from "zod";
 import type { LogSink } from "../logging/index.js";
 import {
@@ -53,6 +53,7 @@ export interface RequesterConfig {
   timeoutMs: number;
   retry: RetryOptions;
   userAgent: string;
+  /** The requester's own connections: `close()` destroys them. */
   dispatcher: Dispatcher;
   logger?: LogSink | undefined;
   hooks?: RequestHooks | undefined;
@@ -87,8 +88,11 @@ export interface ApiRequest<T> {
 
 export interface Requester {
   send<T>(req: ApiRequest<T>): Promise<T>;
-  /** Aborts in-flight requests and backoff waits; later calls fail with `CLIENT_CLOSED`. */
-  abortAll(): void;
+  /**
+   * Aborts in-flight requests and backoff waits and closes the connections; later calls fail with
+   * `CLIENT_CLOSED`. Idempotent.
+   */
+  close(): Promise<void>;
 }
 
 const MAX_REPORTED_PROBLEMS = 10;
@@ -110,11 +114,13 @@ function closedError(operation: string): PayoutsApiConnectionError {
  * steps (`attemptOnce`, `send`, `report`). Long only because they live inside it and share that state.
  */
 export function createRequester(config: RequesterConfig): Requester {
-  const base = config.baseUrl.replace(/\/+$/, "");
+  const base = new URL(config.baseUrl);
+  const origin = base.origin;
+  const basePath = base.pathname.replace(/\/+$/, "");
   const secrets = [config.apiKey];
   const random = config.random ?? Math.random;
   const lifetime = new AbortController();
-  // Every in-flight call and backoff wait listens on this one signal; a busy worker has many at once.
+  // Every rate-limiter and backoff wait listens on this one signal; a busy worker has many at once.
   setMaxListeners(0, lifetime.signal);
 
   /** The caller's signal or `close()` ended the call: never retried. */
@@ -125,7 +131,7 @@ export function createRequester(config: RequesterConfig): Requester {
 
   async function attemptOnce<T>(
     req: ApiRequest<T>,
-    url: string,
+    path: string,
     headers: Record<string, string>,
     body: Buffer | undefined,
     operation: string,
@@ -135,14 +141,18 @@ export function createRequester(config: RequesterConfig): Requester {
     let responseHeaders: Record<string, string | string[] | undefined>;
     let text: string;
     try {
-      const response = await request(url, {
+      // The dispatcher directly, with the origin parsed once: undici's `request(url)` parses the URL
+      // on every call. Only a caller's own signal goes with the request; `close()` ends every
+      // request in flight by destroying the connections, which costs nothing per request.
+      const response = await config.dispatcher.request({
+        origin,
+        path,
         method: req.method,
         headers,
         body,
-        dispatcher: config.dispatcher,
         headersTimeout: config.timeoutMs,
         bodyTimeout: config.timeoutMs,
-        signal,
+        signal: req.signal,
       });
       status = response.statusCode;
       responseHeaders = response.headers;
@@ -184,7 +194,7 @@ export function createRequester(config: RequesterConfig): Requester {
       }
     }
 
-    const url = `${base}${req.path}${toQueryString(req.query)}`;
+    const path = `${basePath}${req.path}${toQueryString(req.query)}`;
     const body = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body), "utf8");
     const headers: Record<string, string> = {
       [HEADERS.apiKey]: config.apiKey,
@@ -209,7 +219,7 @@ export function createRequester(config: RequesterConfig): Requester {
       await req.beforeTry?.();
       config.hooks?.onRequest?.({ method: req.method, path: req.path, attempt });
       const started = performance.now();
-      const outcome = await attemptOnce(req, url, headers, body, operation, signal);
+      const outcome = await attemptOnce(req, path, headers, body, operation, signal);
       const durationMs = Math.round(performance.now() - started);
 
       if ("value" in outcome) {
@@ -246,8 +256,15 @@ export function createRequester(config: RequesterConfig): Requester {
     config.logger?.debug?.(info, "payouts api request");
   }
 
+  let closing: Promise<void> | undefined;
   return {
     send,
-    abortAll: () => lifetime.abort(),
+    close() {
+      closing ??= (async () => {
+        lifetime.abort();
+        await config.dispatcher.destroy();
+      })();
+      return closing;
+    },
   };
 }

@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { inspect } from "node:util";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createLogger } from "../../../src/logging/index.js";
 import {
   type AttemptInfo,
@@ -362,6 +362,18 @@ describe("payouts client cancellation", () => {
     const err = await client.payments.get("pay_7", { signal: controller.signal }).catch((e: unknown) => e);
 
     expect(err).toMatchObject({ status: 0, code: "ABORTED" });
+    expect(peer.requests).toHaveLength(1);
+  });
+
+  it("ends a call still waiting for its answer when the client closes, with CLIENT_CLOSED", async () => {
+    // The peer never answers and the time-out is far beyond the test's: only close() can end the call.
+    const { peer, client } = await setup(() => {}, { timeoutMs: 600_000 });
+    const pending = client.payments.get("pay_8").catch((e: unknown) => e);
+    await vi.waitFor(() => expect(peer.requests).toHaveLength(1));
+
+    await client.close();
+
+    expect(await pending).toMatchObject({ status: 0, code: "CLIENT_CLOSED" });
     expect(peer.requests).toHaveLength(1);
   });
 });
