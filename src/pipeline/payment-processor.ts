@@ -378,10 +378,11 @@ export function createPaymentProcessor(options: PaymentProcessorOptions) {
         attachmentId,
         fxQuoteToken: quote?.quoteToken,
       });
-      const hash = bodyHash(body);
       // Only a body built from state that can change (a quote, an uploaded file's id) needs its hash
-      // on record; any other body is a pure function of the archived instruction.
+      // on record; any other body is a pure function of the archived instruction, and is hashed only
+      // when a hash on record must be checked.
       const hashed = quote !== undefined || row.instruction.attachment?.kind === "file";
+      const hash = hashed || sentUnderThisKey ? bodyHash(body) : "";
       if (sentUnderThisKey && row.sentBodyHash !== hash) {
         // Never send a key with a different body: stop and let an operator look.
         throw new RowOutcomeError(
