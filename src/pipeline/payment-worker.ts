@@ -91,11 +91,9 @@ export function isJobGivenUp(
 /** A row's try as it ended: its result, or what it threw. */
 type RowTry = { row: PaymentRowRef; result: ProcessResult } | { row: PaymentRowRef; err: unknown };
 
-function outcomeOf(t: RowTry, isLastTry: boolean): RowTryOutcome {
-  if ("err" in t) {
-    const again = !isLastTry || isRateLimited(t.err) || t.err instanceof HandBackError;
-    return again ? "retrying" : "error";
-  }
+/** `jobRunsAgain`: the job is retried, handed back or paused for a 429, so a failed row tries again. */
+function outcomeOf(t: RowTry, jobRunsAgain: boolean): RowTryOutcome {
+  if ("err" in t) return jobRunsAgain ? "retrying" : "error";
   const r = t.result;
   return r.outcome === "paid" ? r.how : r.outcome;
 }
@@ -122,16 +120,21 @@ export function createPaymentWorker(options: PaymentWorkerOptions): Worker<Payme
         }),
       ),
     );
-    for (const t of tries) options.onRowOutcome?.(outcomeOf(t, isLastTry));
     const failed = tries.filter((t): t is Extract<RowTry, { err: unknown }> => "err" in t);
-    if (failed.some((t) => t.err instanceof HandBackError)) {
+    const handedBack = failed.some((t) => t.err instanceof HandBackError);
+    const limited = failed.filter((t) => isRateLimited(t.err));
+    const retried = failed.filter((t) => !isRateLimited(t.err));
+    // Given up only on its last try with a failure other than a 429 and no row handed back: then
+    // every failed row is marked `error` (the `failed` handler below), a 429 row's too.
+    const runsAgain = handedBack || retried.length === 0 || !isLastTry;
+    for (const t of tries) options.onRowOutcome?.(outcomeOf(t, runsAgain));
+    if (handedBack) {
       // Shutdown cut a request: the job runs again later under the same keys, its try not used up.
       // Should this move fail too (Redis going away), the lock expires and the job runs again as a
       // stalled one: either way nothing about the rows changes.
       await job.moveToDelayed(Date.now() + (options.handBackDelayMs ?? 1000), token);
       throw new DelayedError();
     }
-    const limited = failed.filter((t) => isRateLimited(t.err));
     if (limited.length > 0) {
       // Pause the whole queue for as long as the service asked.
       const waits = limited.map(
@@ -139,7 +142,6 @@ export function createPaymentWorker(options: PaymentWorkerOptions): Worker<Payme
       );
       await worker.rateLimit(Math.max(...waits));
     }
-    const retried = failed.filter((t) => !isRateLimited(t.err));
     if (retried.length > 0) throw new PaymentRowsError(failed, retried[0]!.err);
     // Only 429s: the job runs again without using up a try.
     if (limited.length > 0) throw Worker.RateLimitError();
