@@ -12,7 +12,7 @@
  */
 import { createHash } from "node:crypto";
 import { type JobsOptions, type KeepJobs, Queue } from "bullmq";
-import type { RowEnqueuer, RowJobRequest } from "../batches/index.js";
+import type { RowEnqueuer, RowJobRequest, RowRecord } from "../batches/index.js";
 import { DEFAULT_JOB_RETRY_SETTINGS, type JobRetrySettings, jobRetryOptions } from "../payouts-api/index.js";
 import type { RedisClient } from "../redis/index.js";
 
@@ -30,12 +30,8 @@ export interface PaymentJobData {
   more?: [string, number][];
 }
 
-/** One row a payment job pays. */
-export interface PaymentRowRef {
-  batchId: string;
-  rowKey: string;
-  attempt: number;
-}
+/** One row a payment job pays: the row's coordinates, as the row store names them. */
+export type PaymentRowRef = Pick<RowRecord, "batchId" | "rowKey" | "attempt">;
 
 /**
  * Rows a job carries at most. Enough to spread a job's cost thin (beyond it the saving is small);
